@@ -1,0 +1,3 @@
+from doc4llm.cli import main
+
+main()

@@ -1,0 +1,47 @@
+"""Answer synthesis grounded in the numbered sources, plus the cheap checks on the result
+(unclosed code fences, citations of sources that do not exist) that need no model."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from doc4llm.answer.llm import LLMClient
+from doc4llm.answer.prompts import synthesis_messages
+from doc4llm.answer.sources import FENCE_MARKERS, SourceBook
+
+_CITATION = re.compile(r"\[(W?\d+)\]")
+
+
+@dataclass
+class Synthesis:
+    text: str
+    cited: list[str]  # refs actually cited, in first-use order ("1", "W2")
+    warnings: list[str] = field(default_factory=list)
+
+
+def synthesize(client: LLMClient, question: str, query_type: str, book: SourceBook, *,
+               previous_answer: str | None = None, focus: list[str] | None = None,
+               summary: str | None = None) -> Synthesis:
+    messages = synthesis_messages(question, query_type, book.to_prompt(),
+                                  previous_answer=previous_answer, focus=focus, summary=summary)
+    text, _ = client.chat("synthesis", messages)
+    return check_answer(text.strip(), book)
+
+
+def check_answer(text: str, book: SourceBook) -> Synthesis:
+    warnings = []
+    fences = sum(1 for line in text.splitlines() if line.lstrip().startswith(FENCE_MARKERS))
+    if fences % 2:
+        text += "\n```"
+        warnings.append("the model left a code block open; it was closed, check it is complete")
+    known = {d.ref for d in book.docs} | {w.ref for w in book.web}
+    cited: list[str] = []
+    for ref in _CITATION.findall(text):
+        if ref not in cited:
+            cited.append(ref)
+    unknown = [r for r in cited if r not in known]
+    if unknown:
+        warnings.append(f"the answer cites sources that do not exist: "
+                        f"{', '.join(f'[{r}]' for r in unknown)}")
+    return Synthesis(text=text, cited=[r for r in cited if r in known], warnings=warnings)

@@ -1,0 +1,55 @@
+"""Shared CLI plumbing: the --docs-dir option, JSON/text output, error handling."""
+
+from __future__ import annotations
+
+import functools
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+import click
+
+from doc4llm.errors import Doc4llmError
+
+docs_dir_option = click.option(
+    "--docs-dir",
+    "docs_dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Docs root (default: $DOC4LLM_DOCS_DIR, then ./md_docs).",
+)
+json_option = click.option("--json", "as_json", is_flag=True, help="Print one JSON object on stdout.")
+
+
+def warn(message: str) -> None:
+    """Logs and warnings go to stderr, never stdout."""
+    click.echo(f"doc4llm: {message}", err=True)
+
+
+def emit_json(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+
+
+def handle_errors(as_json_param: str = "as_json") -> Callable:
+    """Turn Doc4llmError into a clear message (JSON on stdout with --json) and exit code."""
+
+    def decorator(fn: Callable) -> Callable:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except Doc4llmError as exc:
+                if kwargs.get(as_json_param):
+                    emit_json(exc.to_dict())
+                msg = f"doc4llm: error: {exc.message}"
+                if exc.candidates:
+                    msg += "\n  candidates:\n" + "\n".join(f"    {c}" for c in exc.candidates)
+                if exc.hint:
+                    msg += f"\n  hint: {exc.hint}"
+                click.echo(msg, err=True)
+                sys.exit(exc.exit_code)
+
+        return wrapper
+
+    return decorator

@@ -1,0 +1,71 @@
+"""`doc4llm import` and `doc4llm sets`."""
+
+from __future__ import annotations
+
+import click
+
+from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option
+from doc4llm.corpus.paths import resolve_docs_dir, validate_set_name
+
+
+@click.command("import")
+@click.argument("path", type=click.Path())
+@click.option("--set", "set_name", required=True, help="Target doc set, NAME@VERSION.")
+@click.option("--prune", is_flag=True, help="Remove pages whose source file vanished (only pages this import created).")
+@click.option("--max-file-mb", default=20, show_default=True, help="Skip files larger than this, with a warning.")
+@docs_dir_option
+@json_option
+@handle_errors()
+def import_cmd(path: str, set_name: str, prune: bool, max_file_mb: int, docs_dir: str | None, as_json: bool) -> None:
+    """Import a local markdown folder (recursive) or file as a doc set."""
+    from doc4llm.ingest.importer import import_path
+
+    validate_set_name(set_name)
+    root = resolve_docs_dir(docs_dir)
+
+    def progress(i: int, n: int, rel: str) -> None:
+        if n >= 20 and (i % 50 == 0 or i == n):
+            click.echo(f"doc4llm: imported {i}/{n} files", err=True)
+
+    summary = import_path(path, root, set_name, prune=prune, max_bytes=max_file_mb * 1024 * 1024,
+                          progress=progress)
+    data = summary.to_dict()
+    if as_json:
+        emit_json(data)
+        return
+    c = data["counts"]
+    click.echo(f"{set_name}: {c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged, "
+               f"{c['pruned']} pruned, {c['skipped']} skipped  ->  {root / set_name}")
+    for s in summary.skipped:
+        click.echo(f"  skipped {s['path']}: {s['reason']}")
+
+
+@click.command("sets")
+@docs_dir_option
+@json_option
+@handle_errors()
+def sets_cmd(docs_dir: str | None, as_json: bool) -> None:
+    """List doc sets with page counts and index state."""
+    from doc4llm.corpus.model import list_sets
+
+    root = resolve_docs_dir(docs_dir)
+    try:
+        from doc4llm.index.state import index_states
+        states = index_states(root)
+    except ImportError:
+        states = {}
+    rows = []
+    for s in list_sets(root):
+        meta = s.metadata
+        origins = meta.get("origins") or {}
+        src = next((o.get("root_url") or o.get("root") for o in origins.values() if isinstance(o, dict)), None)
+        rows.append({"name": s.name, "pages": len(s.pages()), "source": src,
+                     "updated": meta.get("updated"), "index": states.get(s.name, "not indexed")})
+    if as_json:
+        emit_json({"docs_dir": str(root), "sets": rows})
+        return
+    if not rows:
+        click.echo(f"no doc sets in {root} (import one: doc4llm import PATH --set NAME@VER)")
+        return
+    for r in rows:
+        click.echo(f"{r['name']}  {r['pages']} pages  index: {r['index']}" + (f"  source: {r['source']}" if r['source'] else ""))

@@ -1,0 +1,57 @@
+"""`doc4llm toc` and `doc4llm read`: the backend of /md-doc-reader."""
+
+from __future__ import annotations
+
+import click
+
+from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option
+from doc4llm.corpus.paths import resolve_docs_dir
+
+set_option = click.option("--set", "sets", multiple=True, help="Doc set (NAME@VER or glob); repeatable.")
+
+
+@click.command("toc")
+@click.argument("page")
+@set_option
+@docs_dir_option
+@json_option
+@handle_errors()
+def toc_cmd(page: str, sets: tuple[str, ...], docs_dir: str | None, as_json: bool) -> None:
+    """Show a page's heading tree with line ranges and token counts."""
+    from doc4llm.reader import get_toc
+
+    data = get_toc(resolve_docs_dir(docs_dir), page, list(sets) or None)
+    if as_json:
+        emit_json(data)
+        return
+    click.echo(f"{data['doc_set']} / {data['page']}  ({data['line_count']} lines, ~{data['tokens']} tok)")
+    click.echo(f"content: {data['content_path']}")
+    for s in data["sections"]:
+        indent = "  " * max(len(s["heading_path"]) - 1, 0)
+        a, b = s["lines"]
+        click.echo(f"{indent}{s['title']}  L{a}-{b} ~{s['tokens']}t")
+
+
+@click.command("read")
+@click.argument("page")
+@click.option("--section", help='Heading path, e.g. "Stages > Decoder" or just "Decoder".')
+@click.option("--lines", help="Line range N:M (1-based, inclusive) in docContent.md.")
+@click.option("--with-subsections", is_flag=True, help="Include the section's subsections.")
+@set_option
+@docs_dir_option
+@json_option
+@handle_errors()
+def read_cmd(page: str, section: str | None, lines: str | None, with_subsections: bool,
+             sets: tuple[str, ...], docs_dir: str | None, as_json: bool) -> None:
+    """Print a page, one section of it, or a line range."""
+    from doc4llm.reader import read_section
+
+    data = read_section(resolve_docs_dir(docs_dir), page, set_name=list(sets) or None, section=section,
+                        lines=lines, with_subsections=with_subsections)
+    if as_json:
+        emit_json(data)
+        return
+    a, b = data["lines"]
+    where = " > ".join(data["heading_path"]) if data["heading_path"] else data["page"]
+    click.echo(f"[{data['doc_set']} / {where}  {data['content_path']}:{a}-{b}  ~{data['tokens']}t]")
+    click.echo(data["text"])

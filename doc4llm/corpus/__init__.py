@@ -1,0 +1,1 @@
+"""The md_docs model: safe names and paths, markdown sections, docTOC read/write."""

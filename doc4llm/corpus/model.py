@@ -1,0 +1,139 @@
+"""DocSet and Page: the md_docs folders as objects, read lazily.
+
+Structure always comes from docContent.md (the authority for line ranges); docTOC.md
+contributes anchor URLs when it has them, and a missing docTOC.md is not an error.
+"""
+
+from __future__ import annotations
+
+import sys
+from functools import cached_property
+from pathlib import Path
+
+from doc4llm.corpus.atomic import read_text_lossy
+from doc4llm.corpus.paths import CONTENT_FILE, TOC_FILE, is_set_dir
+from doc4llm.corpus.sections import ParsedPage, Section, parse_page
+
+
+class Page:
+    def __init__(self, doc_set: DocSet, path: Path):
+        self.doc_set = doc_set
+        self.path = path
+        self.name = path.name
+
+    @property
+    def content_path(self) -> Path:
+        return self.path / CONTENT_FILE
+
+    @property
+    def toc_path(self) -> Path:
+        return self.path / TOC_FILE
+
+    @cached_property
+    def text(self) -> str:
+        text, lossy = read_text_lossy(self.content_path)
+        if lossy:
+            print(f"doc4llm: warning: {self.content_path} is not valid UTF-8; "
+                  "invalid bytes replaced", file=sys.stderr)
+        return text
+
+    def lines(self) -> list[str]:
+        return self.text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+
+    @cached_property
+    def parsed(self) -> ParsedPage:
+        return parse_page(self.text)
+
+    def sections(self) -> list[Section]:
+        return self.parsed.sections
+
+    @property
+    def title(self) -> str:
+        return self.parsed.title or self.name
+
+    @property
+    def source(self) -> str | None:
+        return self.parsed.source or self.doc_set.page_sources.get(self.name)
+
+    @cached_property
+    def section_urls(self) -> dict[int, str]:
+        from doc4llm.corpus.toc import attach_urls, parse_toc
+
+        entries = []
+        if self.toc_path.is_file():
+            toc_text, _ = read_text_lossy(self.toc_path)
+            _, _, entries = parse_toc(toc_text)
+        return attach_urls(self.sections(), entries, self.source)
+
+    def url_for(self, section: Section) -> str | None:
+        return self.section_urls.get(section.index)
+
+
+class DocSet:
+    def __init__(self, path: Path):
+        self.path = path
+        self.name = path.name
+
+    @cached_property
+    def metadata(self) -> dict:
+        from doc4llm.corpus.writer import load_set_metadata
+
+        return load_set_metadata(self.path)
+
+    @cached_property
+    def page_sources(self) -> dict[str, str]:
+        pages = self.metadata.get("pages") or {}
+        out = {}
+        if isinstance(pages, dict):
+            for rec in pages.values():
+                if isinstance(rec, dict) and rec.get("folder"):
+                    out[rec["folder"]] = rec.get("url") or rec.get("source")
+        return out
+
+    def pages(self) -> list[Page]:
+        return [
+            Page(self, p)
+            for p in sorted(self.path.iterdir(), key=lambda p: p.name)
+            if p.is_dir() and not p.is_symlink() and (p / CONTENT_FILE).is_file()
+        ]
+
+    def page(self, name: str) -> Page | None:
+        p = self.path / name
+        if p.is_dir() and not p.is_symlink() and (p / CONTENT_FILE).is_file():
+            return Page(self, p)
+        return None
+
+
+def list_sets(docs_dir: Path) -> list[DocSet]:
+    docs_dir = Path(docs_dir)
+    if not docs_dir.is_dir():
+        return []
+    return [DocSet(p) for p in sorted(docs_dir.iterdir(), key=lambda p: p.name)
+            if is_set_dir(p) and not p.is_symlink()]
+
+
+def select_sets(docs_dir: Path, patterns: list[str] | tuple[str, ...] | None) -> list[DocSet]:
+    """`--set` values (exact names or globs, case-insensitive) -> sets; all when none given."""
+    import fnmatch
+
+    from doc4llm.errors import InputError, NotFoundError
+
+    all_sets = list_sets(docs_dir)
+    if not patterns:
+        return all_sets
+    chosen: list[DocSet] = []
+    for pat in patterns:
+        if "\x00" in pat or "/" in pat or "\\" in pat or ".." in pat:
+            raise InputError(f"--set {pat!r}: set names cannot contain path separators or '..'")
+        hits = [s for s in all_sets if fnmatch.fnmatchcase(s.name.casefold(), pat.casefold())]
+        if not hits and "@" not in pat:  # "OpenCode_Docs" means any version of it
+            hits = [s for s in all_sets if fnmatch.fnmatchcase(s.name.split("@")[0].casefold(), pat.casefold())]
+        if not hits:
+            names = [s.name for s in all_sets]
+            raise NotFoundError(
+                f"no doc set matches {pat!r}" + ("" if names else f" (no doc sets in {docs_dir})"),
+                candidates=names,
+                hint="doc4llm sets lists them; import one with doc4llm import PATH --set NAME@VER",
+            )
+        chosen.extend(h for h in hits if h.name not in {c.name for c in chosen})
+    return chosen

@@ -1,0 +1,103 @@
+"""The one audited place where user-supplied names become filesystem paths.
+
+Every set, page or file path that comes from a user goes through here, so nothing is
+ever read or written outside the docs dir.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from pathlib import Path
+
+from doc4llm.errors import InputError
+
+DOCS_DIR_ENV = "DOC4LLM_DOCS_DIR"
+INDEX_DIRNAME = ".doc4llm"
+SET_META_FILE = "doc4llm-set.yaml"
+CONTENT_FILE = "docContent.md"
+TOC_FILE = "docTOC.md"
+MAX_FOLDER_BYTES = 200
+
+_FORBIDDEN_CHARS = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f]')
+_SET_NAME = re.compile(r"^[^@/\\\x00]+@[^@/\\\x00]+$")
+
+
+def resolve_docs_dir(option: str | os.PathLike | None = None) -> Path:
+    """Flag, then DOC4LLM_DOCS_DIR, then ./md_docs."""
+    raw = option or os.environ.get(DOCS_DIR_ENV) or "md_docs"
+    return Path(raw).expanduser().resolve()
+
+
+def _check_component(value: str, what: str) -> str:
+    if value is None or not str(value).strip():
+        raise InputError(f"{what} name is empty")
+    value = str(value)
+    if "\x00" in value:
+        raise InputError(f"{what} name contains a NUL byte: refused")
+    if value in (".", "..") or value.startswith("../") or "/.." in value or "..\\" in value:
+        raise InputError(f"{what} name {value!r} contains '..': refused (paths must stay inside the docs dir)")
+    if "/" in value or "\\" in value:
+        raise InputError(f"{what} name {value!r} contains a path separator: refused")
+    if os.path.isabs(value):
+        raise InputError(f"{what} name {value!r} is an absolute path: refused")
+    return value
+
+
+def validate_set_name(name: str) -> str:
+    """A set name is `Name@version`, one path component, no traversal."""
+    name = _check_component(name, "set")
+    if not _SET_NAME.match(name):
+        raise InputError(
+            f"set name {name!r} must look like NAME@VERSION (for example Acme_Docs@latest)"
+        )
+    return name
+
+
+def validate_page_name(name: str) -> str:
+    return _check_component(name, "page")
+
+
+def safe_join(root: Path, *parts: str) -> Path:
+    """Join and verify the result stays inside `root` (after resolving symlinks)."""
+    root = Path(root).resolve()
+    path = root.joinpath(*parts).resolve()
+    if path != root and root not in path.parents:
+        raise InputError(f"path {'/'.join(parts)!r} escapes the docs dir: refused")
+    return path
+
+
+def sanitize_folder_name(title: str) -> str:
+    """Page title -> folder name, per DESIGN.md: strip <>:"/\\|?* and control chars,
+    collapse whitespace, at most 200 bytes, never '.' or '..'."""
+    text = unicodedata.normalize("NFC", title or "")
+    text = _FORBIDDEN_CHARS.sub("", text)
+    text = re.sub(r"\s+", " ", text).strip().strip(".").strip()
+    encoded = text.encode("utf-8")
+    if len(encoded) > MAX_FOLDER_BYTES:
+        text = encoded[:MAX_FOLDER_BYTES].decode("utf-8", errors="ignore").rstrip()
+    if not text or text in (".", ".."):
+        text = "Untitled"
+    return text
+
+
+def unique_folder_name(base: str, taken: set[str]) -> str:
+    """`base`, else `base (2)`, `base (3)`... never one already in `taken` (case-insensitive)."""
+    lowered = {t.casefold() for t in taken}
+    if base.casefold() not in lowered:
+        return base
+    n = 2
+    while True:
+        suffix = f" ({n})"
+        stem = base
+        while len((stem + suffix).encode("utf-8")) > MAX_FOLDER_BYTES:
+            stem = stem[:-1]
+        candidate = stem.rstrip() + suffix
+        if candidate.casefold() not in lowered:
+            return candidate
+        n += 1
+
+
+def is_set_dir(path: Path) -> bool:
+    return path.is_dir() and "@" in path.name and not path.name.startswith(".")

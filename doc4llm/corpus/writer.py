@@ -1,0 +1,166 @@
+"""Write pages of a doc set: naming, collisions, idempotence, pruning, set metadata.
+
+Every ingest path (import, scrape, saved web results) goes through `SetWriter`, so the
+rules of DESIGN.md live in one place:
+
+- a page's folder is its sanitized title, made unique within the set (` (2)`, ...);
+- a page is identified across runs by its `key` (source path or canonical URL) and its
+  `origin` (import / scrape / web), recorded in `doc4llm-set.yaml`;
+- folders this origin did not create are never touched, never overwritten;
+- an unchanged page is not rewritten (same bytes -> no write);
+- every file is written atomically.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+
+from doc4llm import __version__
+from doc4llm.corpus.atomic import atomic_write_text
+from doc4llm.corpus.paths import (
+    CONTENT_FILE,
+    SET_META_FILE,
+    TOC_FILE,
+    safe_join,
+    sanitize_folder_name,
+    unique_folder_name,
+    validate_set_name,
+)
+from doc4llm.corpus.sections import parse_page
+from doc4llm.corpus.toc import render_toc
+from doc4llm.errors import InputError
+
+
+@dataclass
+class PageWrite:
+    folder: str
+    status: str  # created | updated | unchanged
+
+
+def render_content(title: str, source: str, body: str) -> str:
+    """docContent.md: `# Title`, the source line, `---`, then the body."""
+    title = " ".join(title.split()) or "Untitled"
+    body = body.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
+    return f"# {title}\n\n> **Source**: {source}\n\n---\n\n{body}\n"
+
+
+def load_set_metadata(set_dir: Path) -> dict:
+    import yaml
+
+    path = set_dir / SET_META_FILE
+    if not path.is_file():
+        return {}
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace")) or {}
+    except yaml.YAMLError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+class SetWriter:
+    """Writes pages of one doc set for one origin."""
+
+    def __init__(self, docs_dir: Path, set_name: str, *, origin: str):
+        validate_set_name(set_name)
+        self.docs_dir = Path(docs_dir).resolve()
+        self.set_name = set_name
+        self.origin = origin
+        self.set_dir = safe_join(self.docs_dir, set_name)
+        if self.set_dir.exists() and not self.set_dir.is_dir():
+            raise InputError(f"{self.set_dir} exists and is not a folder")
+        self.set_dir.mkdir(parents=True, exist_ok=True)
+        self.meta = load_set_metadata(self.set_dir)
+        self.meta.setdefault("pages", {})
+        self._written: set[str] = set()
+
+    # -- records ---------------------------------------------------------------
+    def _records(self) -> dict:
+        pages = self.meta["pages"]
+        return pages if isinstance(pages, dict) else {}
+
+    def _rec_id(self, key: str) -> str:
+        return f"{self.origin}:{key}"
+
+    def page_record(self, key: str) -> dict | None:
+        return self._records().get(self._rec_id(key))
+
+    def keys(self) -> set[str]:
+        prefix = f"{self.origin}:"
+        return {k[len(prefix) :] for k in self._records() if k.startswith(prefix)}
+
+    def _taken_folders(self) -> set[str]:
+        return {p.name for p in self.set_dir.iterdir() if p.is_dir()} | self._written
+
+    # -- writing ---------------------------------------------------------------
+    def write_page(self, title: str, body_md: str, *, source: str, key: str,
+                   url: str | None = None, extra: dict | None = None) -> PageWrite:
+        record = self.page_record(key)
+        folder = record.get("folder") if record else None
+        if folder and not (self.set_dir / folder).is_dir():
+            folder = None  # deleted by hand: recreate (possibly under a new name)
+        if not folder:
+            folder = unique_folder_name(sanitize_folder_name(title), self._taken_folders())
+        page_dir = safe_join(self.set_dir, folder)
+
+        content = render_content(title, source, body_md)
+        parsed = parse_page(content)
+        toc = render_toc(" ".join(title.split()) or "Untitled", source, parsed.sections,
+                         url, parsed.line_count)
+        status = "created" if not page_dir.exists() else "unchanged"
+        page_dir.mkdir(parents=True, exist_ok=True)
+        for name, text in ((CONTENT_FILE, content), (TOC_FILE, toc)):
+            path = page_dir / name
+            if path.is_file() and path.read_bytes() == text.encode("utf-8"):
+                continue
+            atomic_write_text(path, text)
+            if status == "unchanged":
+                status = "updated"
+        self._written.add(folder)
+        rec = {
+            "folder": folder,
+            "origin": self.origin,
+            "key": key,
+            "title": title,
+            "source": source,
+            "hash": hashlib.sha256(content.encode("utf-8")).hexdigest()[:16],
+        }
+        if url:
+            rec["url"] = url
+        if extra:
+            rec["extra"] = extra
+        self._records()[self._rec_id(key)] = rec
+        return PageWrite(folder, status)
+
+    def prune(self, keep_keys: set[str]) -> list[str]:
+        """Remove pages this origin wrote earlier whose key is not in `keep_keys`."""
+        removed = []
+        records = self._records()
+        for key in sorted(self.keys() - set(keep_keys)):
+            rec = records.pop(self._rec_id(key))
+            folder = rec.get("folder")
+            if not folder:
+                continue
+            page_dir = safe_join(self.set_dir, folder)
+            if page_dir.is_dir() and page_dir.parent == self.set_dir:
+                shutil.rmtree(page_dir)
+                removed.append(folder)
+        return removed
+
+    def finish(self, metadata: dict | None = None) -> Path:
+        import yaml
+
+        self.meta["name"] = self.set_name
+        self.meta["tool_version"] = __version__
+        self.meta["updated"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        origins = self.meta.setdefault("origins", {})
+        origins[self.origin] = {**(origins.get(self.origin) or {}), **(metadata or {})}
+        self.meta["page_count"] = sum(
+            1 for p in self.set_dir.iterdir() if p.is_dir() and (p / CONTENT_FILE).is_file()
+        )
+        path = self.set_dir / SET_META_FILE
+        atomic_write_text(path, yaml.safe_dump(self.meta, allow_unicode=True, sort_keys=False))
+        return path

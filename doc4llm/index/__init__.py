@@ -1,0 +1,1 @@
+"""The search index: incremental build and manifest, lexical index, vectors, embedders."""

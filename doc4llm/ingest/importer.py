@@ -1,0 +1,142 @@
+"""`doc4llm import`: a local markdown folder (or one file) becomes a doc set."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from doc4llm.corpus.atomic import read_text_lossy
+from doc4llm.corpus.sections import parse_page
+from doc4llm.corpus.writer import SetWriter
+from doc4llm.errors import InputError
+
+MARKDOWN_SUFFIXES = {".md", ".markdown"}
+SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv"}
+DEFAULT_MAX_BYTES = 20 * 1024 * 1024
+
+
+@dataclass
+class ImportSummary:
+    set_name: str
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    pruned: list[str] = field(default_factory=list)
+    skipped: list[dict] = field(default_factory=list)  # {path, reason}
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {
+            "set": self.set_name,
+            "created": self.created,
+            "updated": self.updated,
+            "unchanged": self.unchanged,
+            "pruned": self.pruned,
+            "skipped": self.skipped,
+            "warnings": self.warnings,
+            "counts": {k: len(getattr(self, k)) for k in ("created", "updated", "unchanged", "pruned", "skipped")},
+        }
+
+
+def find_markdown_files(root: Path, max_bytes: int, skipped: list[dict]) -> list[Path]:
+    """Markdown files under `root`, skipping hidden, vendored and symlinked folders."""
+    files: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        base = Path(dirpath)
+        keep = []
+        for d in sorted(dirnames):
+            full = base / d
+            if d.startswith(".") or d in SKIP_DIRS:
+                continue
+            if full.is_symlink():
+                skipped.append({"path": str(full.relative_to(root)), "reason": "symlinked folder"})
+                continue
+            keep.append(d)
+        dirnames[:] = keep
+        for name in sorted(filenames):
+            path = base / name
+            if path.suffix.lower() not in MARKDOWN_SUFFIXES or name.startswith("."):
+                continue
+            if path.is_symlink() and not path.resolve().is_relative_to(root):
+                skipped.append({"path": str(path.relative_to(root)), "reason": "symlink out of the folder"})
+                continue
+            size = path.stat().st_size
+            if size > max_bytes:
+                skipped.append({"path": str(path.relative_to(root)),
+                                "reason": f"larger than {max_bytes // (1024 * 1024)} MB ({size} bytes)"})
+                continue
+            files.append(path)
+    return files
+
+
+def page_title_and_body(text: str, fallback: str) -> tuple[str, str]:
+    """Title: front matter title, else first H1, else file name. Body: text without front
+    matter, and without its leading H1 when that H1 is the title (the header repeats it)."""
+    parsed = parse_page(text)
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    fm_title = parsed.front_matter.get("title")
+    h1 = next((s for s in parsed.sections if s.level == 1), None)
+    title = (fm_title.strip() if isinstance(fm_title, str) and fm_title.strip() else None) \
+        or (h1.title if h1 else None) or fallback
+    body_start = 0
+    if parsed.front_matter or (lines and lines[0].strip() == "---"):
+        from doc4llm.corpus.sections import _front_matter
+
+        body_start, _ = _front_matter(lines)
+    first = parsed.sections[0] if parsed.sections else None
+    if first is not None and first.level == 1 and first.title == title \
+            and first.start - 1 >= body_start and not any(s.strip() for s in lines[body_start:first.start - 1]) \
+            and lines[first.start - 1].lstrip().startswith("#"):
+        del lines[first.start - 1]
+    return title, "\n".join(lines[body_start:])
+
+
+def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = False,
+                max_bytes: int = DEFAULT_MAX_BYTES,
+                progress: Callable[[int, int, str], None] | None = None) -> ImportSummary:
+    src = Path(path).expanduser()
+    if not src.exists():
+        raise InputError(f"{src} does not exist")
+    src = src.resolve()
+    docs_dir = Path(docs_dir).resolve()
+    if src == docs_dir or docs_dir in src.parents:
+        raise InputError(f"{src} is inside the docs dir {docs_dir}: import from a folder outside it")
+    summary = ImportSummary(set_name)
+    if src.is_file():
+        if src.suffix.lower() not in MARKDOWN_SUFFIXES:
+            raise InputError(f"{src.name} is not a markdown file (.md or .markdown)")
+        if src.stat().st_size > max_bytes:
+            raise InputError(f"{src.name} is larger than the {max_bytes // (1024 * 1024)} MB limit")
+        root, files = src.parent, [src]
+    else:
+        root, files = src, find_markdown_files(src, max_bytes, summary.skipped)
+    if not files:
+        raise InputError(f"no markdown files (.md, .markdown) found in {src}")
+
+    writer = SetWriter(docs_dir, set_name, origin=f"import:{src}")
+    keys: set[str] = set()
+    for i, file in enumerate(files, 1):
+        rel = file.relative_to(root).as_posix()
+        text, lossy = read_text_lossy(file)
+        if lossy:
+            summary.warnings.append(f"{rel}: not valid UTF-8, invalid bytes replaced")
+        if "\x00" in text:
+            summary.skipped.append({"path": rel, "reason": "binary content (NUL bytes)"})
+            continue
+        title, body = page_title_and_body(text, file.stem)
+        result = writer.write_page(title, body, source=rel, key=rel)
+        keys.add(rel)
+        getattr(summary, result.status).append(result.folder)
+        if progress:
+            progress(i, len(files), rel)
+    if prune:
+        summary.pruned = writer.prune(keys)
+    writer.finish({"root": str(src), "imported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+                   "files": len(keys)})
+    for w in summary.warnings:
+        print(f"doc4llm: warning: {w}", file=sys.stderr)
+    return summary

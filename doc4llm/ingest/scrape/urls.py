@@ -1,0 +1,131 @@
+"""URL canonical form and crawl scope.
+
+Two spellings of one page (`HTTP://Host:80/a/./b?y=2&x=1#top`) must be one page, or the
+crawl fetches it twice and the set gets a ` (2)` copy. The scope decides what is the
+documentation: same host and path prefix by default, `allow` regexes replacing the
+prefix rule, `deny` regexes excluding always.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from urllib.parse import parse_qsl, urlencode, urljoin, urlsplit, urlunsplit
+
+from doc4llm.errors import InputError
+
+_DEFAULT_PORTS = {"http": "80", "https": "443"}
+_TRACKING = re.compile(r"^(utm_[a-z]+|fbclid|gclid|mc_cid|mc_eid)$", re.IGNORECASE)
+
+# Links to these are never documentation pages: not fetched at all.
+NON_PAGE_EXTENSIONS = frozenset(
+    """
+    png jpg jpeg gif webp svg ico bmp tif tiff avif pdf zip gz tgz bz2 xz 7z rar tar whl
+    egg exe dmg msi deb rpm apk jar war bin iso img mp3 mp4 m4a ogg wav webm mov avi mkv
+    woff woff2 ttf otf eot css js mjs map json xml rss atom csv xls xlsx doc docx ppt pptx
+    wasm pkl npz npy parquet
+    """.split()
+)
+
+
+def canonical_url(url: str, base: str | None = None) -> str | None:
+    """Absolute canonical form: lower-case scheme and host, no default port, no fragment,
+    dot segments resolved, tracking parameters dropped, query sorted. None if not http(s)."""
+    if base:
+        url = urljoin(base, url)
+    try:
+        parts = urlsplit(url.strip())
+    except ValueError:
+        return None
+    scheme = parts.scheme.lower()
+    if scheme not in ("http", "https") or not parts.hostname:
+        return None
+    host = parts.hostname.lower()
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        return None
+    netloc = host if port is None or str(port) == _DEFAULT_PORTS[scheme] else f"{host}:{port}"
+    path = parts.path or "/"
+    trailing = path.endswith("/")
+    path = posixpath.normpath(path)
+    if path.startswith("//"):
+        path = "/" + path.lstrip("/")
+    if trailing and path != "/":
+        path += "/"
+    query = urlencode(sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
+                             if not _TRACKING.match(k)))
+    return urlunsplit((scheme, netloc, path, query, ""))
+
+
+def extension(url: str) -> str:
+    name = urlsplit(url).path.rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[-1].lower() if "." in name else ""
+
+
+def is_markdown_url(url: str) -> bool:
+    return extension(url) in ("md", "mdx", "markdown")
+
+
+def html_counterpart(md_url: str) -> str:
+    """The HTML page a markdown URL stands for (llms.txt convention: `page.md` is the
+    markdown of `page`, `dir/index.html.md` of `dir/index.html`)."""
+    parts = urlsplit(md_url)
+    path = parts.path
+    for suffix in (".html.md", ".md", ".mdx", ".markdown"):
+        if path.endswith(suffix):
+            path = path[: -len(suffix)] + (".html" if suffix == ".html.md" else "")
+            break
+    if path.endswith("/index.html"):
+        path = path[: -len("index.html")]
+    elif path.endswith("/index"):
+        path = path[: -len("index")]
+    return urlunsplit((parts.scheme, parts.netloc, path or "/", parts.query, ""))
+
+
+def _compile(patterns: list[str], what: str) -> list[re.Pattern]:
+    compiled = []
+    for pattern in patterns:
+        try:
+            compiled.append(re.compile(pattern))
+        except re.error as exc:
+            raise InputError(f"--{what} {pattern!r} is not a valid regular expression: {exc}") from exc
+    return compiled
+
+
+class Scope:
+    """Which URLs belong to the documentation being scraped."""
+
+    def __init__(self, root_url: str, allow: list[str] | None = None, deny: list[str] | None = None):
+        root = canonical_url(root_url)
+        if root is None:
+            raise InputError(f"{root_url!r} is not an http(s) URL", hint="scrape https://docs.example.com/")
+        self.root = root
+        parts = urlsplit(root)
+        self.netloc = parts.netloc
+        path = parts.path
+        last = path.rsplit("/", 1)[-1]
+        if "." in last:  # a file: its folder is the prefix
+            path = path.rsplit("/", 1)[0] + "/"
+        self.prefix = path.rstrip("/") + "/"
+        self.allow = _compile(allow or [], "allow")
+        self.deny = _compile(deny or [], "deny")
+
+    def reason_excluded(self, url: str) -> str | None:
+        """None when `url` (canonical) is in scope, else why not."""
+        parts = urlsplit(url)
+        if parts.netloc != self.netloc:
+            return "out of scope (other host)"
+        if any(p.search(url) for p in self.deny):
+            return "denied by --deny"
+        if self.allow:
+            if url != self.root and not any(p.search(url) for p in self.allow):
+                return "out of scope (no --allow match)"
+        elif not (parts.path + "/").startswith(self.prefix) and url != self.root:
+            return "out of scope (outside path prefix)"
+        return None
+
+    def site_root(self) -> str:
+        return f"{urlsplit(self.root).scheme}://{self.netloc}/"
