@@ -10,7 +10,7 @@ Checks, for every query:
   * no_answer queries have expected == [] and no also_valid; other kinds have >= 1 expected;
   * every labelled set/page folder exists and has a docContent.md;
   * every labelled section ("H1 > H2 > ...") is the heading chain of a real heading
-    in that page's docContent.md, and is unambiguous (matches exactly one heading);
+    in that page's docContent.md (a path that occurs more than once is a warning);
   * no duplicate query strings.
 
 Headings are lines starting with 1-6 '#' followed by a space, ignoring lines inside
@@ -84,6 +84,7 @@ def main() -> int:
     with open(args.queries, encoding="utf-8") as f:
         data = json.load(f)
     errors: list[str] = []
+    warnings: list[str] = []
     if not isinstance(data, dict) or not isinstance(data.get("queries"), list):
         print("FAIL: top level must be an object with a 'queries' list")
         return 1
@@ -122,7 +123,10 @@ def main() -> int:
         if not hits:
             errors.append(f"{where}: section not found in {lab['set']}/{lab['page']}: {lab['section']!r}")
         elif len(hits) > 1:
-            errors.append(f"{where}: section path is ambiguous (lines {hits}): {lab['section']!r}")
+            # Same heading path at several places (e.g. OpenCode pages repeat their H1 on
+            # line 7; one page repeats "Prerequisites" under one parent). Any section with
+            # that path counts as a hit in eval, so this is a warning, not an error.
+            warnings.append(f"{where}: section path occurs {len(hits)} times (lines {hits}): {lab['section']!r}")
 
     seen: set[str] = set()
     counts: dict[str, int] = {}
@@ -171,12 +175,14 @@ def main() -> int:
 
     total = len(data["queries"])
     print(f"{total} queries: " + ", ".join(f"{k}={counts.get(k, 0)}" for k in sorted(KINDS)))
+    for w in warnings:
+        print("  warning: " + w)
     if errors:
         print(f"FAIL: {len(errors)} problem(s)")
         for e in errors:
             print("  - " + e)
         return 1
-    print("OK: every expected/also_valid page and section path exists and is unambiguous")
+    print("OK: every expected/also_valid page and section path exists")
     return 0
 
 

@@ -1,19 +1,27 @@
 """The reader behind `/md-doc-reader`: a page's TOC, one section, a line range.
 
-Page lookup: exact folder name, then case-insensitive, then fuzzy with "did you mean".
-Section lookup: full heading path (with or without the page H1), then a trailing
-fragment ("Stages > Decoder" or "Decoder"), then case-insensitive; ambiguity lists the
-candidates. Everything returned carries line ranges and token counts for citation.
+Page lookup: exact folder name, then case-insensitive (and Unicode-form-insensitive),
+then fuzzy with "did you mean"; `Set@ver / Page` (the form candidates are listed in)
+selects the set. Section lookup: the unique address (`A > B (2)` for a repeated heading),
+then the full heading path (with or without the page H1, or the folder name in its
+place), then a trailing fragment ("Stages > Decoder" or "Decoder"); each exact, then
+case-insensitive; ambiguity lists the candidates, which can be passed back as they are.
+Everything returned carries line ranges and token counts for citation.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from pathlib import Path
 
 from doc4llm.corpus.model import DocSet, Page, select_sets
 from doc4llm.corpus.paths import validate_page_name
 from doc4llm.corpus.sections import Section, estimate_tokens
 from doc4llm.errors import InputError, NotFoundError
+
+_QUALIFIED = re.compile(r"^([^/\\\x00]+@[^/\\\x00]+?) / (.+)$")
+_LINES_SUFFIX = re.compile(r"\s+\(lines \d+-\d+\)\s*$")
 
 
 def _rel(docs_dir: Path, path: Path) -> str:
@@ -24,15 +32,21 @@ def _rel(docs_dir: Path, path: Path) -> str:
 
 
 def find_page(docs_dir: Path, name: str, set_patterns: list[str] | None = None) -> Page:
+    qualified = _QUALIFIED.match(name.strip())
+    if qualified:  # "Set@ver / Page", the form candidates are listed in
+        set_patterns = [qualified.group(1)]
+        name = qualified.group(2)
     name = validate_page_name(name.strip())
     sets: list[DocSet] = select_sets(docs_dir, set_patterns)
     if not sets:
-        raise NotFoundError(f"no doc sets in {docs_dir}",
-                            hint="import one: doc4llm import PATH --set NAME@VER")
+        missing = "" if docs_dir.is_dir() else " (the folder does not exist)"
+        raise NotFoundError(f"no doc sets in {docs_dir}{missing}",
+                            hint="pass --docs-dir or set DOC4LLM_DOCS_DIR; "
+                                 "import a set with doc4llm import PATH --set NAME@VER")
     exact = [p for s in sets if (p := s.page(name))]
-    if not exact:
-        folded = name.casefold()
-        exact = [p for s in sets for p in s.pages() if p.name.casefold() == folded]
+    if not exact:  # case and Unicode form (NFC vs NFD input) do not matter
+        folded = _fold(name)
+        exact = [p for s in sets for p in s.pages() if _fold(p.name) == folded]
     if len(exact) == 1:
         return exact[0]
     if len(exact) > 1:
@@ -52,28 +66,32 @@ def find_page(docs_dir: Path, name: str, set_patterns: list[str] | None = None) 
 
 def _match_sections(page: Page, query: str) -> list[Section]:
     secs = page.sections()
+    query = _LINES_SUFFIX.sub("", query)  # a pasted candidate "A > B  (lines 3-9)"
     want = [p.strip() for p in query.split(">") if p.strip()]
     if not want:
         raise InputError("--section is empty")
-    title = page.title
+    tops = {page.title, page.name}  # the H1, or the folder name standing in for it
 
-    def paths(sec: Section) -> list[list[str]]:
-        full = sec.heading_path
-        out = [full, sec.address.split(" > ")]
-        if full and full[0] == title:
-            out.append(full[1:])
-        return out
+    def forms(path: list[str]) -> list[list[str]]:
+        if len(path) > 1 and path[0] in tops:
+            return [path, path[1:], [page.name, *path[1:]]]
+        return [path]
 
+    # The unique address (`A > B (2)`) first, then the heading path (duplicates share it),
+    # then a trailing fragment; each exact, then case-insensitive.
+    keys = [lambda s: forms([x.strip() for x in s.address.split(" > ")]),
+            lambda s: forms(s.heading_path)]
     for fold in (False, True):
         norm = (lambda s: s.casefold()) if fold else (lambda s: s)
         w = [norm(x) for x in want]
-        full_hits = [s for s in secs if any([norm(x) for x in p] == w for p in paths(s))]
-        if full_hits:
-            return full_hits
-        tail_hits = [s for s in secs if len(s.heading_path) >= len(w)
-                     and [norm(x) for x in s.heading_path[-len(w):]] == w]
-        if tail_hits:
-            return tail_hits
+        for key in keys:
+            hits = [s for s in secs if any([norm(x) for x in p] == w for p in key(s))]
+            if hits:
+                return hits
+        hits = [s for s in secs if any(len(p) >= len(w) and [norm(x) for x in p[-len(w):]] == w
+                                       for k in keys for p in k(s))]
+        if hits:
+            return hits
     return []
 
 
@@ -119,11 +137,16 @@ def get_toc(docs_dir: Path, page_name: str, set_name: str | list[str] | None = N
     }
 
 
+def _fold(name: str) -> str:
+    return unicodedata.normalize("NFC", name).casefold()
+
+
 def parse_line_range(spec: str, total: int) -> tuple[int, int]:
+    """`N:M` (inclusive), `N:` to the end, `:M` from the start, `N` one line."""
     try:
-        a, _, b = spec.partition(":")
+        a, colon, b = spec.partition(":")
         start = int(a) if a.strip() else 1
-        end = int(b) if b.strip() else total
+        end = int(b) if b.strip() else (total if colon else start)
     except ValueError:
         raise InputError(f"--lines {spec!r}: expected N:M (1-based, inclusive), e.g. 10:42") from None
     if start < 1 or end < start:
@@ -158,13 +181,19 @@ def read_section(docs_dir: Path, page_name: str, *, set_name: str | list[str] | 
         "page": page.name,
         "title": page.title,
         "heading_path": sec.heading_path if sec else None,
-        "url": page.url_for(sec) if sec else page.source,
+        "url": page.url_for(sec) if sec else _page_url(page),
         "source": page.source,
         "content_path": _rel(docs_dir, page.content_path),
         "lines": [start, end],
         "tokens": estimate_tokens(text),
         "text": text,
     }
+
+
+def _page_url(page: Page) -> str | None:
+    """The page's URL; an imported page's source is a file path, not a URL."""
+    src = page.source
+    return src if src and src.startswith(("http://", "https://")) else None
 
 
 def _as_list(v: str | list[str] | None) -> list[str] | None:

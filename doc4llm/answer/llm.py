@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from doc4llm.answer.config import AnswerConfig
+from doc4llm.answer.config import AnswerConfig, load_answer_config
 from doc4llm.answer.secrets import redact
 from doc4llm.errors import ExternalError
 
@@ -71,13 +71,15 @@ class LLMClient:
         self.calls: list[LLMCall] = []
 
     @classmethod
-    def from_env(cls, config: AnswerConfig) -> LLMClient | None:
-        """A client when OPENAI_API_KEY is set, else None (ask then returns sections only)."""
+    def from_env(cls, config: AnswerConfig | None = None) -> LLMClient | None:
+        """A client when OPENAI_API_KEY is set, else None (ask then returns sections only).
+        Without `config`, settings come from the environment and ./doc4llm.yaml."""
         key = os.environ.get("OPENAI_API_KEY")
         if not key:
             return None
         from openai import OpenAI
 
+        config = config or load_answer_config()
         client = OpenAI(api_key=key, base_url=config.base_url or None,
                         timeout=config.timeout_s, max_retries=0)
         return cls(client, config)

@@ -21,7 +21,7 @@ def llm_rerank(client: LLMClient, query: str, query_type: str | None, results: l
     """Search results (contract dicts) reordered by the `reranking` model.
 
     Indices the model lists come first, in its order; the rest follow in local order
-    (nothing is dropped); `rank` is renumbered and "llm_rerank" added to `found_by` of
+    (nothing is dropped); `rank` is renumbered and "llm" added to `found_by` of
     the results it placed. `read_text(result)` supplies the preview (default: `snippet`).
     """
     if len(results) < 2:
@@ -65,4 +65,4 @@ def parse_ranking(reply: str, n: int) -> list[int]:
 
 def _with_rerank(result: dict) -> list[str]:
     found_by = list(result.get("found_by") or [])
-    return found_by if "llm_rerank" in found_by else found_by + ["llm_rerank"]
+    return found_by if "llm" in found_by else found_by + ["llm"]

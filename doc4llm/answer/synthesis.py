@@ -1,5 +1,6 @@
-"""Answer synthesis grounded in the numbered sources, plus the cheap checks on the result
-(unclosed code fences, citations of sources that do not exist) that need no model."""
+"""Answer synthesis grounded in the numbered sources, plus the checks on the result that
+need no model: unclosed code fences, citations of sources that do not exist, and code
+blocks that do not parse (tree-sitter, doc4llm.code.verify)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ from dataclasses import dataclass, field
 from doc4llm.answer.llm import LLMClient
 from doc4llm.answer.prompts import synthesis_messages
 from doc4llm.answer.sources import FENCE_MARKERS, SourceBook
+from doc4llm.code.verify import answer_warnings
 
 _CITATION = re.compile(r"\[(W?\d+)\]")
 
@@ -35,6 +37,7 @@ def check_answer(text: str, book: SourceBook) -> Synthesis:
     if fences % 2:
         text += "\n```"
         warnings.append("the model left a code block open; it was closed, check it is complete")
+    warnings += answer_warnings(text)
     known = {d.ref for d in book.docs} | {w.ref for w in book.web}
     cited: list[str] = []
     for ref in _CITATION.findall(text):

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import sys
 from collections.abc import Callable
 from typing import Any
 
 import click
 
-from doc4llm.errors import Doc4llmError
+from doc4llm.errors import Doc4llmError, ExternalError
 
 docs_dir_option = click.option(
     "--docs-dir",
@@ -38,7 +39,13 @@ def handle_errors(as_json_param: str = "as_json") -> Callable:
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
             try:
-                return fn(*args, **kwargs)
+                try:
+                    return fn(*args, **kwargs)
+                except BrokenPipeError:  # the reader went away (`| head`): not an error
+                    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+                    sys.exit(0)
+                except OSError as exc:  # disk full, permissions...: a message, not a traceback
+                    raise ExternalError(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")) from exc
             except Doc4llmError as exc:
                 if kwargs.get(as_json_param):
                     emit_json(exc.to_dict())

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option
+from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option, warn
 from doc4llm.corpus.paths import resolve_docs_dir, validate_set_name
 
 
@@ -30,14 +30,14 @@ def import_cmd(path: str, set_name: str, prune: bool, max_file_mb: int, docs_dir
     summary = import_path(path, root, set_name, prune=prune, max_bytes=max_file_mb * 1024 * 1024,
                           progress=progress)
     data = summary.to_dict()
+    for s in summary.skipped:
+        warn(f"warning: skipped {s['path']}: {s['reason']}")
     if as_json:
         emit_json(data)
         return
     c = data["counts"]
     click.echo(f"{set_name}: {c['created']} created, {c['updated']} updated, {c['unchanged']} unchanged, "
                f"{c['pruned']} pruned, {c['skipped']} skipped  ->  {root / set_name}")
-    for s in summary.skipped:
-        click.echo(f"  skipped {s['path']}: {s['reason']}")
 
 
 @click.command("sets")
@@ -65,7 +65,9 @@ def sets_cmd(docs_dir: str | None, as_json: bool) -> None:
         emit_json({"docs_dir": str(root), "sets": rows})
         return
     if not rows:
-        click.echo(f"no doc sets in {root} (import one: doc4llm import PATH --set NAME@VER)")
+        missing = "" if root.is_dir() else ": the folder does not exist"
+        click.echo(f"no doc sets in {root}{missing} (pass --docs-dir or set DOC4LLM_DOCS_DIR; "
+                   "import one: doc4llm import PATH --set NAME@VER)")
         return
     for r in rows:
         click.echo(f"{r['name']}  {r['pages']} pages  index: {r['index']}" + (f"  source: {r['source']}" if r['source'] else ""))

@@ -29,13 +29,14 @@ def toc_cmd(page: str, sets: tuple[str, ...], docs_dir: str | None, as_json: boo
     for s in data["sections"]:
         indent = "  " * max(len(s["heading_path"]) - 1, 0)
         a, b = s["lines"]
-        click.echo(f"{indent}{s['title']}  L{a}-{b} ~{s['tokens']}t")
+        name = s["address"].split(" > ")[-1]  # a repeated heading shows its " (2)" address
+        click.echo(f"{indent}{name}  L{a}-{b} ~{s['tokens']}t")
 
 
 @click.command("read")
 @click.argument("page")
 @click.option("--section", help='Heading path, e.g. "Stages > Decoder" or just "Decoder".')
-@click.option("--lines", help="Line range N:M (1-based, inclusive) in docContent.md.")
+@click.option("--lines", help="Line range N:M (1-based, inclusive; N: to the end; N alone) in docContent.md.")
 @click.option("--with-subsections", is_flag=True, help="Include the section's subsections.")
 @set_option
 @docs_dir_option

@@ -9,6 +9,7 @@ lists (also indented) from being mistaken for code.
 from __future__ import annotations
 
 import functools
+import re
 from dataclasses import dataclass
 
 from markdown_it import MarkdownIt
@@ -24,16 +25,35 @@ class CodeBlock:
     label: str | None  # the fence info string's first word; None when unlabelled
     code: str  # the code, de-indented as markdown renders it
     fenced: bool
+    filename: str | None = None  # a bare file name on the line above (`src/tool.ts`)
+
+    @property
+    def hint(self) -> str | None:
+        """The label to resolve the language with: the fence label, else the file
+        extension of a file name written just above the block (common in scraped docs)."""
+        if self.label:
+            return self.label
+        if self.filename and "." in self.filename:
+            return self.filename.rsplit(".", 1)[1]
+        return None
+
+
+_MAY_HOLD_CODE = re.compile(r"```|~~~|^(?: {4}|\t)", re.MULTILINE)
+_FILENAME_LINE = re.compile(r"^\s*([\w.~@/-]*\w\.[A-Za-z]{1,10})\s*:?\s*$")
 
 
 @functools.lru_cache(maxsize=1)
 def _parser() -> MarkdownIt:
-    return MarkdownIt("commonmark")
+    # Block structure is all we need; skipping inline parsing halves the cost.
+    return MarkdownIt("commonmark").disable(["inline", "text_join"])
 
 
 def find_code_blocks(text: str) -> list[CodeBlock]:
     """All code blocks in `text`, in order. Empty blocks are skipped."""
     blocks: list[CodeBlock] = []
+    if not _MAY_HOLD_CODE.search(text):
+        return blocks  # most sections are prose: skip the markdown parse
+    lines = text.splitlines()
     for token in _parser().parse(text):
         if token.type not in ("fence", "code_block") or not token.map:
             continue
@@ -47,5 +67,17 @@ def find_code_blocks(text: str) -> list[CodeBlock]:
         else:
             start = token.map[0] + 1
             label = None
-        blocks.append(CodeBlock(start, start + n_lines - 1, label, code, token.type == "fence"))
+        fence_line = token.map[0] if token.type == "fence" else start - 1  # 0-based line above
+        filename = _filename_above(lines, fence_line)
+        blocks.append(CodeBlock(start, start + n_lines - 1, label, code, token.type == "fence", filename))
     return blocks
+
+
+def _filename_above(lines: list[str], index: int) -> str | None:
+    """A line holding only a file name, within three lines above `index` (blank lines skipped)."""
+    for i in range(index - 1, max(index - 4, -1), -1):
+        if not lines[i].strip():
+            continue
+        match = _FILENAME_LINE.match(lines[i])
+        return match.group(1) if match else None
+    return None

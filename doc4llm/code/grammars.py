@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from tree_sitter import Node, Parser, Tree
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def parser_for(lang: str | None) -> Parser | None:
     """A cached parser for `lang` (a normalised name), or None when no local grammar."""
     if not lang:

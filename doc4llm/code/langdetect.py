@@ -76,12 +76,14 @@ _SIGNALS: dict[str, list[tuple[str, int]]] = {
     "bash": [
         (r"^#!.*\b(ba|z)?sh\b", 6), (r"^\s*\$ \w", 3),
         (r"^\s*(sudo |export |cd |echo |curl |wget |npm |npx |pnpm |yarn |bun |pip3? |uv |git |docker |brew |"
-         r"apt(-get)? |mkdir |chmod |rm |cp |mv |ls |cat |source |claude |opencode |go |cargo |python3? -m )", 3),
+         r"apt(-get)? |mkdir |chmod |rm |cp |mv |ls |cat |source |claude |opencode |go |cargo |python3? -m |"
+         r"which |choco |scoop |winget |nix |paru |make |kubectl |gh |ssh |tar |grep |sed |jq )", 3),
+        (r"^\s*[A-Z_][A-Z0-9_]*=\S+ [a-z]", 3),
         (r"^\s*\w+=\S*$", 1), (r"\s(\|\||&&|\|)\s", 1), (r"\$\{?\w+\}?", 1), (r"^\s*#\s", 1),
         (r"\s--?[a-z][\w-]*", 1), (r"^\s*(if \[|fi$|then$|do$|done$|esac$)", 3),
     ],
     "yaml": [
-        (r"^[\w.-]+:\s*$", 2), (r"^[\w.-]+: \S", 2), (r"^\s+[\w.-]+: ", 1), (r"^\s*- [\w\"']", 1),
+        (r"^\s*[\w.-]+:\s*$", 2), (r"^\s*[\w.-]+: \S", 2), (r"^\s*- [\w\"']", 1),
         (r"^---\s*$", 2),
     ],
 }

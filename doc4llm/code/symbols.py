@@ -42,7 +42,7 @@ _CLASS_VALUES = frozenset({"class", "class_expression"})
 class Definition:
     """A function or class-like node; `node` is the unwrapped definition."""
 
-    kind: str  # 'function' | 'class'
+    kind: str  # 'function' | 'class' | 'method' (a Go method declared outside its type)
     name: str | None
     node: Node
 
@@ -102,7 +102,7 @@ def definition(node: Node) -> Definition | None:
     if core.type in FUNCTION_TYPES:
         name = _name(core)
         if core.type == "method_declaration" and (recv := _go_receiver(core)):
-            name = f"{recv}.{name}"
+            return Definition("method", f"{recv}.{name}", core)  # go: func (p *Pool) Submit
         return Definition("function", name, core)
     if core.type in CLASS_TYPES:
         return Definition("class", _name(core), core)

@@ -33,9 +33,9 @@ def atomic_write_text(path: Path, text: str) -> None:
 
 
 def read_text_lossy(path: Path) -> tuple[str, bool]:
-    """Read UTF-8 with replacement; return (text, had_invalid_bytes)."""
+    """Read UTF-8 (a leading BOM dropped) with replacement; return (text, had_invalid_bytes)."""
     data = Path(path).read_bytes()
     try:
-        return data.decode("utf-8"), False
+        return data.decode("utf-8-sig"), False
     except UnicodeDecodeError:
-        return data.decode("utf-8", errors="replace"), True
+        return data.decode("utf-8-sig", errors="replace"), True

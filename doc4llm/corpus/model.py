@@ -11,7 +11,7 @@ from functools import cached_property
 from pathlib import Path
 
 from doc4llm.corpus.atomic import read_text_lossy
-from doc4llm.corpus.paths import CONTENT_FILE, TOC_FILE, is_set_dir
+from doc4llm.corpus.paths import CONTENT_FILE, TOC_FILE, is_set_dir, validate_set_pattern
 from doc4llm.corpus.sections import ParsedPage, Section, parse_page
 
 
@@ -60,7 +60,7 @@ class Page:
         from doc4llm.corpus.toc import attach_urls, parse_toc
 
         entries = []
-        if self.toc_path.is_file():
+        if self.toc_path.is_file() and not self.toc_path.is_symlink():
             toc_text, _ = read_text_lossy(self.toc_path)
             _, _, entries = parse_toc(toc_text)
         return attach_urls(self.sections(), entries, self.source)
@@ -91,17 +91,20 @@ class DocSet:
         return out
 
     def pages(self) -> list[Page]:
-        return [
-            Page(self, p)
-            for p in sorted(self.path.iterdir(), key=lambda p: p.name)
-            if p.is_dir() and not p.is_symlink() and (p / CONTENT_FILE).is_file()
-        ]
+        return [Page(self, p) for p in sorted(self.path.iterdir(), key=lambda p: p.name) if _is_page(p)]
 
     def page(self, name: str) -> Page | None:
         p = self.path / name
-        if p.is_dir() and not p.is_symlink() and (p / CONTENT_FILE).is_file():
-            return Page(self, p)
-        return None
+        return Page(self, p) if _is_page(p) else None
+
+
+def _is_page(p: Path) -> bool:
+    """A real page folder: symlinks (folder or docContent.md) could point outside the docs dir."""
+    content = p / CONTENT_FILE
+    try:
+        return p.is_dir() and not p.is_symlink() and content.is_file() and not content.is_symlink()
+    except OSError:  # e.g. a requested name too long for the filesystem: no such page
+        return False
 
 
 def list_sets(docs_dir: Path) -> list[DocSet]:
@@ -116,15 +119,14 @@ def select_sets(docs_dir: Path, patterns: list[str] | tuple[str, ...] | None) ->
     """`--set` values (exact names or globs, case-insensitive) -> sets; all when none given."""
     import fnmatch
 
-    from doc4llm.errors import InputError, NotFoundError
+    from doc4llm.errors import NotFoundError
 
     all_sets = list_sets(docs_dir)
     if not patterns:
         return all_sets
     chosen: list[DocSet] = []
     for pat in patterns:
-        if "\x00" in pat or "/" in pat or "\\" in pat or ".." in pat:
-            raise InputError(f"--set {pat!r}: set names cannot contain path separators or '..'")
+        validate_set_pattern(pat)
         hits = [s for s in all_sets if fnmatch.fnmatchcase(s.name.casefold(), pat.casefold())]
         if not hits and "@" not in pat:  # "OpenCode_Docs" means any version of it
             hits = [s for s in all_sets if fnmatch.fnmatchcase(s.name.split("@")[0].casefold(), pat.casefold())]

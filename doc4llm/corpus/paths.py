@@ -38,21 +38,28 @@ def _check_component(value: str, what: str) -> str:
         raise InputError(f"{what} name contains a NUL byte: refused")
     if value in (".", "..") or value.startswith("../") or "/.." in value or "..\\" in value:
         raise InputError(f"{what} name {value!r} contains '..': refused (paths must stay inside the docs dir)")
-    if "/" in value or "\\" in value:
-        raise InputError(f"{what} name {value!r} contains a path separator: refused")
     if os.path.isabs(value):
         raise InputError(f"{what} name {value!r} is an absolute path: refused")
+    if "/" in value or "\\" in value:
+        raise InputError(f"{what} name {value!r} contains a path separator: refused")
     return value
 
 
 def validate_set_name(name: str) -> str:
     """A set name is `Name@version`, one path component, no traversal."""
     name = _check_component(name, "set")
+    if len(name.encode("utf-8")) > MAX_FOLDER_BYTES:
+        raise InputError(f"set name is longer than {MAX_FOLDER_BYTES} bytes")
     if not _SET_NAME.match(name):
         raise InputError(
             f"set name {name!r} must look like NAME@VERSION (for example Acme_Docs@latest)"
         )
     return name
+
+
+def validate_set_pattern(pattern: str) -> str:
+    """A `--set` value (a name or a glob such as `OpenCode*`): one path component."""
+    return _check_component(pattern, "set")
 
 
 def validate_page_name(name: str) -> str:
@@ -72,7 +79,7 @@ def sanitize_folder_name(title: str) -> str:
     """Page title -> folder name, per DESIGN.md: strip <>:"/\\|?* and control chars,
     collapse whitespace, at most 200 bytes, never '.' or '..'."""
     text = unicodedata.normalize("NFC", title or "")
-    text = _FORBIDDEN_CHARS.sub("", text)
+    text = _FORBIDDEN_CHARS.sub("", re.sub(r"\s+", " ", text))  # tabs/newlines are spaces
     text = re.sub(r"\s+", " ", text).strip().strip(".").strip()
     encoded = text.encode("utf-8")
     if len(encoded) > MAX_FOLDER_BYTES:
@@ -82,9 +89,12 @@ def sanitize_folder_name(title: str) -> str:
     return text
 
 
-def unique_folder_name(base: str, taken: set[str]) -> str:
-    """`base`, else `base (2)`, `base (3)`... never one already in `taken` (case-insensitive)."""
-    lowered = {t.casefold() for t in taken}
+def unique_folder_name(base: str, taken: set[str], *, folded: bool = False) -> str:
+    """`base`, else `base (2)`, `base (3)`... never one already in `taken` (case-insensitive).
+
+    `folded=True` says `taken` is already casefolded (saves re-folding a large set per call).
+    """
+    lowered = taken if folded else {t.casefold() for t in taken}
     if base.casefold() not in lowered:
         return base
     n = 2

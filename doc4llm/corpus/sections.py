@@ -1,33 +1,60 @@
 """Split a markdown page into sections: heading path, level, 1-based line range, anchor.
 
-markdown-it-py finds the headings (so `#` lines in fenced or indented code, setext
-headings and inline markup are handled as CommonMark says). Three repairs happen first,
-each keeping line numbers unchanged:
+Headings are found by a linear, line-based block scanner (pages of tens of MB must parse
+in seconds; a full CommonMark parse costs ~2.5 s per MB). It follows CommonMark where
+it decides what is a heading, and repairs malformed pages, always keeping line numbers:
 
-- YAML front matter at the top is blanked (it is metadata, not a heading).
-- An unclosed code fence is closed just before the first later line that is an ATX
-  heading of level >= 2 preceded by a blank line (a runbook pasted with a missing
-  closing fence must not swallow the rest of the page; `# comment` lines in shell code
-  stay code).
+- ATX (`## Title`, optional closing `#`s) and setext (`Title` underlined by `===` or
+  `---` under a paragraph) headings, indented at most 3 spaces.
+- Never headings: lines in fenced code, in 4-space-indented code, in HTML blocks
+  (comments, `<pre>`, `<div>`...), in blockquotes, or inside list items (a `#` line
+  indented under a list item is treated as the item's content).
+- YAML front matter at the top is metadata, not a heading (its `title` is a page-title
+  fallback); a leading `---` rule followed by prose is not taken for it.
+- Unclosed code fences: a fence that runs to the end of the page, or that contains
+  another opening fence with an info string (```` ```python ````, strong evidence that its
+  closing line is missing), is closed just before the first later ATX heading of level
+  >= 2 preceded by a blank line, so a pasted runbook does not swallow the rest of the page
+  (`# comment` lines in shell code stay code).
+- Heading text is made plain: `code`, **emphasis**, links and images keep their text,
+  lower-case HTML tags (`<b>`, `<sub>`) are dropped but `Option<T>` keeps its `<T>`,
+  backslash escapes and entities are decoded.
 - The doc4llm page header (`# Title`, source line, `---`) is recognised: when the body
   repeats the title as its own H1, the text between the header and that H1 becomes the
   `[Overview / Preamble]` section instead of a duplicate page section.
+- Skipped levels (`#` then `####`) keep a well-formed heading path; duplicate paths get
+  unique addresses (` (2)`) and anchors (`-1`, GitHub style).
+- A leading byte-order mark is dropped; CRLF and CR line ends count as one line end.
 """
 
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 
 PREAMBLE = "[Overview / Preamble]"
 
-_FENCE_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,})(.*)$")
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?[ \t]*#*[ \t]*$")
+_FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})(.*)$")  # on the line without its indentation
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?)|[ \t]*)$")
+_ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
+_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+_HR = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_LIST_ITEM = re.compile(r"^( *)([-+*]|\d{1,9}[.)])([ \t]+|$)")
+_HTML_RAW = re.compile(r"^ {0,3}<(script|pre|style|textarea)(?:[\s>]|$)", re.IGNORECASE)
+_HTML_BLOCK = re.compile(
+    r"^ {0,3}</?(?:address|article|aside|blockquote|body|caption|center|col|colgroup|dd|"
+    r"details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|h[1-6]|head|"
+    r"header|hr|html|iframe|legend|li|main|menu|nav|ol|p|section|summary|table|tbody|td|"
+    r"tfoot|th|thead|tr|ul)(?:[\s/>]|$)",
+    re.IGNORECASE,
+)
 _EXPLICIT_ANCHOR = re.compile(r"\s*\{#([A-Za-z0-9_:.\-]+)\}\s*$")
-_SOURCE_LINE = re.compile(r"^>\s*\*\*(Source|原文链接)\*\*\s*[:：]\s*(.*)$")
+# `> **Source**: x` (ours), `> **原文链接**: x` and a bare `原文链接: x` (upstream)
+_SOURCE_LINE = re.compile(r"^>?\s*(?:\*\*(?:Source|原文链接)\*\*|原文链接)\s*[:：]\s*(.*)$")
 _FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
-
+_SLUG_DROP = re.compile(r"[^\w\- ]")
+_SPACES = re.compile(r"\s+")
 
 @dataclass
 class Section:
@@ -75,17 +102,7 @@ def estimate_tokens(text: str) -> int:
 
 def slugify(text: str) -> str:
     """GitHub-style anchor: lowercase, punctuation dropped, spaces to hyphens."""
-    text = text.strip().lower()
-    text = re.sub(r"[^\w\- ]", "", text, flags=re.UNICODE)
-    return re.sub(r" ", "-", text)
-
-
-@lru_cache(maxsize=1)
-def _markdown_parser():
-    from markdown_it import MarkdownIt
-
-    # Block structure is what matters; inline parsing runs only on heading text.
-    return MarkdownIt("commonmark", {"html": True})
+    return _SLUG_DROP.sub("", text.strip().lower()).replace(" ", "-")
 
 
 def _front_matter(lines: list[str]) -> tuple[int, dict]:
@@ -106,45 +123,190 @@ def _front_matter(lines: list[str]) -> tuple[int, dict]:
     return 0, {}
 
 
-def _close_unclosed_fences(lines: list[str]) -> list[str]:
-    """Return lines where an unclosed fence is closed before the next heading (see module doc)."""
-    out = list(lines)
-    i, n = 0, len(out)
+def _indent(line: str) -> int:
+    """Columns of leading whitespace, tabs to 4-column stops."""
+    col = 0
+    for ch in line:
+        if ch == " ":
+            col += 1
+        elif ch == "\t":
+            col += 4 - col % 4
+        else:
+            break
+    return col
+
+
+def _atx(line: str) -> tuple[int, str] | None:
+    m = _ATX.match(line)
+    if not m:
+        return None
+    return len(m.group(1)), _ATX_CLOSE.sub("", m.group(2) or "").strip()
+
+
+def _fence_end(lines: list[str], i: int, marker: str, indent: int) -> int:
+    """Index of the first line after the fence opened at `i` (see the module doc).
+
+    Linear overall: a scan reaches the end only when no later line could close this
+    fence, so a later fence at least as long cannot exist.
+    """
+    char = marker[0]
+    limit = len(lines)
+    for j in range(i + 1, len(lines)):
+        body = lines[j].lstrip(" \t")
+        if not body.startswith(marker):
+            continue
+        if not body.rstrip(" \t").strip(char) and _indent(lines[j]) <= indent + 3:
+            return j + 1  # a closing fence: the same character, at least as long
+        m = _FENCE_OPEN.match(body)
+        if m and m.group(1)[0] == char and m.group(2).strip() and "`" not in m.group(2):
+            limit = j  # an opening fence inside a fence: this one was never closed
+            break
+    for k in range(i + 2, limit):
+        h = _atx(lines[k])
+        if h and h[0] >= 2 and h[1] and not lines[k - 1].strip():
+            return k
+    return limit
+
+
+def _html_block_end(lines: list[str], i: int) -> int | None:
+    """If an HTML block starts at `i`, the index of the first line after it."""
+    line = lines[i]
+    if line.lstrip().startswith("<!--"):
+        for j in range(i, len(lines)):
+            if "-->" in (lines[j] if j > i else line[line.index("<!--") + 4 :]):
+                return j + 1
+        return len(lines)
+    m = _HTML_RAW.match(line)
+    if m:
+        end_tag = f"</{m.group(1).lower()}>"
+        for j in range(i, len(lines)):
+            if end_tag in lines[j].lower():
+                return j + 1
+        return len(lines)
+    if _HTML_BLOCK.match(line):
+        j = i + 1
+        while j < len(lines) and lines[j].strip():
+            j += 1
+        return j
+    return None
+
+
+def _find_headings(lines: list[str]) -> list[tuple[int, int, str]]:
+    """(0-based line, level, raw heading text) for each top-level heading, in order."""
+    headings: list[tuple[int, int, str]] = []
+    para: str | None = None  # None, "top" (may take a setext underline) or "nested"
+    para_start = 0
+    list_indent: int | None = None  # content indent of the outermost open list item
+    prev_blank = True
+    i, n = 0, len(lines)
     while i < n:
-        m = _FENCE_OPEN.match(out[i])
-        if not m or (m.group(2)[0] == "`" and "`" in m.group(3)):
+        line = lines[i]
+        if not line.strip():
+            para, prev_blank = None, True
             i += 1
             continue
-        marker = m.group(2)
-        closer = re.compile(r"^ {0,3}" + re.escape(marker[0]) + "{" + str(len(marker)) + r",}\s*$")
-        j = i + 1
-        while j < n and not closer.match(out[j]):
-            j += 1
-        if j < n:
-            i = j + 1
+        if line[0].isalpha():  # fast path: plain paragraph text, by far the most common line
+            if prev_blank:
+                list_indent = None
+            if para is None:
+                para, para_start = "top", i
+            prev_blank = False
+            i += 1
             continue
-        # Unclosed: find the first blank-line-preceded ATX heading of level >= 2.
-        for k in range(i + 2, n):
-            h = _ATX.match(out[k])
-            if h and len(h.group(1)) >= 2 and h.group(2) and not out[k - 1].strip():
-                out[k - 1] = marker[0] * len(marker)
-                i = k
-                break
-        else:
-            return out
-    return out
+        indent = _indent(line) if line[0] in " \t" else 0
+        if list_indent is not None and prev_blank and indent < list_indent \
+                and not _LIST_ITEM.match(line):
+            list_indent = None
+        in_list = list_indent is not None and indent >= list_indent
+        prev_blank = False
+        if indent >= 4 and not in_list and para is None:
+            i += 1  # indented code
+            continue
+        fence = _FENCE_OPEN.match(line.lstrip(" \t")) if indent <= 3 or in_list else None
+        if fence and not (fence.group(1)[0] == "`" and "`" in fence.group(2)):
+            i = _fence_end(lines, i, fence.group(1), indent)
+            para = None
+            continue
+        if in_list or indent >= 4:
+            para = para or "nested"
+            i += 1
+            continue
+        atx = _atx(line)
+        if atx:
+            headings.append((i, atx[0], atx[1]))
+            para, list_indent = None, None
+            i += 1
+            continue
+        setext = _SETEXT.match(line)
+        if setext and para == "top":
+            text = " ".join(s.strip() for s in lines[para_start:i])
+            headings.append((para_start, 1 if setext.group(1)[0] == "=" else 2, text))
+            para = None
+            i += 1
+            continue
+        if _HR.match(line):
+            para, list_indent = None, None
+            i += 1
+            continue
+        html_end = _html_block_end(lines, i)
+        if html_end is not None:
+            para, list_indent = None, None
+            i = html_end
+            continue
+        item = _LIST_ITEM.match(line)
+        if item:
+            pad = len(item.group(3).expandtabs(4))
+            content = len(item.group(1)) + len(item.group(2)) + (pad if 1 <= pad <= 4 else 1)
+            if list_indent is None or indent < list_indent:
+                list_indent = content
+            para = "nested"
+            fence = _FENCE_OPEN.match(line[item.end() :])  # "1. ```bash": a fence in the item
+            if fence and not (fence.group(1)[0] == "`" and "`" in fence.group(2)):
+                i = _fence_end(lines, i, fence.group(1), content)
+                para = None
+                continue
+        elif line.lstrip().startswith(">"):
+            para = "nested"
+        elif para is None:
+            para, para_start = "top", i
+        i += 1
+    return headings
 
 
-def _heading_text(inline_token) -> str:
-    parts: list[str] = []
-    for child in inline_token.children or []:
-        if child.type in ("text", "code_inline"):
-            parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
-            parts.append(" ")
-        elif child.type == "image":
-            parts.append(child.content)
-    return re.sub(r"\s+", " ", "".join(parts)).strip()
+_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+_INLINE_RULES = [
+    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # [text](url), ![alt](src)
+    (re.compile(r"!?\[([^\]]+)\]\[[^\]]*\]"), r"\1"),  # [text][ref]
+    (re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>"), r"\1"),  # autolinks
+    (re.compile(r"</?[a-z][a-z0-9-]*(?:\s[^<>]*)?/?>"), ""),  # lower-case HTML tags
+    (re.compile(r"(\*{1,3})(?=\S)(.+?)(?<=\S)\1"), r"\2"),
+    (re.compile(r"(?<![\w\\])(_{1,3})(?=\S)(.+?)(?<=\S)\1(?!\w)"), r"\2"),
+    (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), r"\1"),
+]
+_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # hidden from the rules above, then restored
+_PRIVATE = 0xF0000  # Unicode private-use plane: never in real headings
+_HIDDEN = re.compile("[\U000f0000-\U000f007f]")
+
+
+def _plain_title(raw: str) -> str:
+    """Heading markdown -> plain text (see the module doc)."""
+    if not any(c in raw for c in "`[<*_~\\&"):
+        return _SPACES.sub(" ", raw).strip()
+    parts = []
+    for k, piece in enumerate(_CODE_SPAN.split(raw)):
+        if k % 3 == 1:
+            continue  # the backtick run of a code span
+        if k % 3 == 2:
+            parts.append(piece.strip() if piece.strip() else piece)
+            continue
+        if any(c in piece for c in "[<*_~\\&"):
+            piece = _ESCAPED.sub(lambda m: chr(_PRIVATE + ord(m.group(1))), piece)
+            for rx, repl in _INLINE_RULES:
+                piece = rx.sub(repl, piece)
+            piece = html.unescape(piece)
+            piece = _HIDDEN.sub(lambda m: chr(ord(m.group()) - _PRIVATE), piece)
+        parts.append(piece)
+    return _SPACES.sub(" ", "".join(parts)).strip()
 
 
 def _detect_header(lines: list[str], first_heading_line: int | None) -> int:
@@ -168,27 +330,20 @@ def _detect_header(lines: list[str], first_heading_line: int | None) -> int:
 
 def parse_page(text: str) -> ParsedPage:
     """Parse markdown text into sections with heading paths and line ranges."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    text = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
     n_lines = len(lines)
     fm_len, front = _front_matter(lines)
     work = [""] * fm_len + lines[fm_len:]
-    work = _close_unclosed_fences(work)
-
-    tokens = _markdown_parser().parse("\n".join(work))
-    headings: list[tuple[int, int, str]] = []  # (line index 0-based, level, raw text)
-    for idx, tok in enumerate(tokens):
-        if tok.type == "heading_open" and tok.map:
-            text_ = _heading_text(tokens[idx + 1])
-            headings.append((tok.map[0], int(tok.tag[1]), text_))
+    headings = [(i, level, _plain_title(raw)) for i, level, raw in _find_headings(work)]
 
     source = None
     for line in lines[fm_len : fm_len + 12]:
         m = _SOURCE_LINE.match(line.strip())
         if m:
-            source = m.group(2).strip() or None
+            source = m.group(1).strip() or None
             break
 
     header_end = _detect_header(lines, headings[0][0] if headings else None)
@@ -253,16 +408,18 @@ def _finish(sections: list[Section], lines: list[str]) -> None:
         count = addr_counts.get(addr, 0) + 1
         addr_counts[addr] = count
         sec.address = addr if count == 1 else f"{addr} ({count})"
-    for i, sec in enumerate(sections):
+    open_: list[Section] = []  # the current section's ancestors, outermost first
+    for sec in sections:
         sec.subtree_end = sec.end
         if sec.level == 0:
             continue
-        for later in sections[i + 1 :]:
-            if later.level <= sec.level:
-                break
-            sec.subtree_end = max(sec.subtree_end, later.end)
-            if len(later.heading_path) == len(sec.heading_path) + 1:
-                sec.children.append(later.index)
+        while open_ and open_[-1].level >= sec.level:
+            open_.pop()
+        if open_:
+            open_[-1].children.append(sec.index)
+        for parent in open_:
+            parent.subtree_end = max(parent.subtree_end, sec.end)
+        open_.append(sec)
 
 
 def parse_sections(text: str) -> list[Section]:

@@ -29,7 +29,9 @@ from doc4llm.corpus.sections import PREAMBLE, Section
 _OURS = re.compile(
     r"^(?:(#{1,6})|-)\s+(?:(?:\d+\.)+\s+)?(.*?)\s+·\s+L(\d+)-L(\d+)\s+·\s+~(\d+)\s+tok(?:\s+·\s+(\S+))?\s*$"
 )
-_UPSTREAM = re.compile(r"^\s*(?:(#{1,6})|[-*])\s+(?:(?:\d+\.)+\s*)?(.*?)\s*[：]\s*(\S+)\s*$")
+_UPSTREAM = re.compile(
+    r"^\s*(?:(#{1,6})|[-*])\s+(?:(?:\d+\.)+\s*)?(.*?)\s*：\s*((?:[A-Za-z][\w+.-]*://|[/#])\S*)\s*$"
+)
 _UPSTREAM_NOURL = re.compile(r"^\s*(#{2,6})\s+(?:(?:\d+\.)+\s*)?(.+?)\s*$")
 
 
@@ -54,18 +56,20 @@ def render_toc(title: str, source: str | None, sections: list[Section], page_url
     out.append("")
     counters: list[int] = []
     seen_title_h1 = False
+    under_title = False  # numbering counts depth below the page title H1, else from 1
     for sec in sections:
         url = f"{page_url}#{sec.anchor}" if page_url and sec.anchor else page_url
         tail = f" · L{sec.start}-L{sec.end} · ~{sec.tokens} tok" + (f" · {url}" if url else "")
         if sec.level == 0:
             out.append(f"- {PREAMBLE}{tail}")
             continue
-        depth = len(sec.heading_path) - 1
-        if sec.level == 1 and not seen_title_h1 and depth == 0:
-            seen_title_h1 = True
-            out.append(f"- {sec.title} (page intro){tail}")
-            continue
-        depth = max(depth, 1)
+        if len(sec.heading_path) == 1:
+            under_title = sec.level == 1 and not seen_title_h1
+            if under_title:
+                seen_title_h1 = True
+                out.append(f"- {sec.title} (page intro){tail}")
+                continue
+        depth = len(sec.heading_path) - (1 if under_title else 0)
         while len(counters) < depth:
             counters.append(0)
         del counters[depth:]
@@ -83,7 +87,8 @@ def parse_toc(text: str) -> tuple[str | None, str | None, list[TocEntry]]:
         line = raw.rstrip()
         if not line.strip():
             continue
-        if title is None and line.startswith("# ") and "·" not in line and "：" not in line:
+        if title is None and line.startswith("# ") and not _OURS.match(line) \
+                and not _UPSTREAM.match(line):
             title = line[2:].strip()
             continue
         m = re.match(r"^>?\s*\**(?:Source|原文链接)\**\s*[:：]\s*(\S+)", line.strip())

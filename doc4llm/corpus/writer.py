@@ -75,7 +75,9 @@ class SetWriter:
         self.set_dir.mkdir(parents=True, exist_ok=True)
         self.meta = load_set_metadata(self.set_dir)
         self.meta.setdefault("pages", {})
-        self._written: set[str] = set()
+        # every name in the set folder, casefolded (files too: no clash), listed once:
+        # re-listing per page made importing n pages O(n^2)
+        self._taken = {p.name.casefold() for p in self.set_dir.iterdir()}
 
     # -- records ---------------------------------------------------------------
     def _records(self) -> dict:
@@ -92,9 +94,6 @@ class SetWriter:
         prefix = f"{self.origin}:"
         return {k[len(prefix) :] for k in self._records() if k.startswith(prefix)}
 
-    def _taken_folders(self) -> set[str]:
-        return {p.name for p in self.set_dir.iterdir() if p.is_dir()} | self._written
-
     # -- writing ---------------------------------------------------------------
     def write_page(self, title: str, body_md: str, *, source: str, key: str,
                    url: str | None = None, extra: dict | None = None) -> PageWrite:
@@ -103,7 +102,7 @@ class SetWriter:
         if folder and not (self.set_dir / folder).is_dir():
             folder = None  # deleted by hand: recreate (possibly under a new name)
         if not folder:
-            folder = unique_folder_name(sanitize_folder_name(title), self._taken_folders())
+            folder = unique_folder_name(sanitize_folder_name(title), self._taken, folded=True)
         page_dir = safe_join(self.set_dir, folder)
 
         content = render_content(title, source, body_md)
@@ -119,7 +118,7 @@ class SetWriter:
             atomic_write_text(path, text)
             if status == "unchanged":
                 status = "updated"
-        self._written.add(folder)
+        self._taken.add(folder.casefold())
         rec = {
             "folder": folder,
             "origin": self.origin,

@@ -1,1 +1,1 @@
-"""The search index: incremental build and manifest, lexical index, vectors, embedders."""
+"""Index: incremental build, manifest, lexical index (SQLite FTS5), usearch vectors, embedders."""

@@ -67,10 +67,12 @@ def split_windows(
     spans = [m.span() for m in _WORD.finditer(text)]
     if len(spans) <= max_words:
         return [text]
-    step = max_words - overlap
     windows = []
-    for first in range(0, len(spans), step):
-        last = min(first + max_words, len(spans)) - 1
+    for start in range(0, len(spans), max_words - overlap):
+        # The last window is pulled back to full size: a short tail would weigh as much
+        # as a full window in the mean.
+        first = min(start, len(spans) - max_words)
+        last = first + max_words - 1
         windows.append(text[spans[first][0] : spans[last][1]])
         if last == len(spans) - 1:
             break

@@ -45,7 +45,12 @@ class ImportSummary:
 def find_markdown_files(root: Path, max_bytes: int, skipped: list[dict]) -> list[Path]:
     """Markdown files under `root`, skipping hidden, vendored and symlinked folders."""
     files: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+
+    def unlistable(err: OSError) -> None:
+        rel = Path(err.filename).relative_to(root).as_posix() if err.filename else "?"
+        skipped.append({"path": rel, "reason": f"cannot list folder: {err.strerror}", "folder": True})
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable, followlinks=False):
         base = Path(dirpath)
         keep = []
         for d in sorted(dirnames):
@@ -63,6 +68,9 @@ def find_markdown_files(root: Path, max_bytes: int, skipped: list[dict]) -> list
                 continue
             if path.is_symlink() and not path.resolve().is_relative_to(root):
                 skipped.append({"path": str(path.relative_to(root)), "reason": "symlink out of the folder"})
+                continue
+            if not path.is_file():  # a dangling symlink, a FIFO...: must not abort the import
+                skipped.append({"path": str(path.relative_to(root)), "reason": "not a regular file"})
                 continue
             size = path.stat().st_size
             if size > max_bytes:
@@ -115,7 +123,9 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
     else:
         root, files = src, find_markdown_files(src, max_bytes, summary.skipped)
     if not files:
-        raise InputError(f"no markdown files (.md, .markdown) found in {src}")
+        skipped = "; ".join(f"{s['path']}: {s['reason']}" for s in summary.skipped[:5])
+        raise InputError(f"no markdown files (.md, .markdown) to import in {src}"
+                         + (f" (skipped {skipped})" if skipped else ""))
 
     writer = SetWriter(docs_dir, set_name, origin=f"import:{src}")
     keys: set[str] = set()
@@ -133,8 +143,10 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
         getattr(summary, result.status).append(result.folder)
         if progress:
             progress(i, len(files), rel)
-    if prune:
-        summary.pruned = writer.prune(keys)
+    if prune:  # a page goes only when the walk could have found its file and did not
+        found = {s["path"] for s in summary.skipped if not s.get("folder")}
+        hidden = tuple(s["path"] + "/" for s in summary.skipped if s.get("folder"))
+        summary.pruned = writer.prune(keys | found | {k for k in writer.keys() if k.startswith(hidden)})
     writer.finish({"root": str(src), "imported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    "files": len(keys)})
     for w in summary.warnings:

@@ -71,6 +71,7 @@ class ScrapeSummary:
     pruned: list[str] = field(default_factory=list)
     discovery: dict = field(default_factory=dict)
     generator: str | None = None
+    requests: int = 0  # HTTP requests sent, retries and redirects included
     seconds: float = 0.0
 
     def count(self, status: str) -> int:
@@ -104,6 +105,11 @@ class ScrapeSummary:
             "generator": self.generator,
             "discovery": self.discovery,
             "pruned": self.pruned,
+            "requests": self.requests,
             "seconds": round(self.seconds, 3),
-            "pages": [o.to_dict() for o in self.outcomes],
+            "pages": [o.to_dict() for o in self.outcomes if o.status in (WRITTEN, UNCHANGED)],
+            "failed": [o.to_dict() for o in self.outcomes if o.status == FAILED],
+            # links leaving the scope are only counted (skipped_reasons): a site has many
+            "skipped": [o.to_dict() for o in self.outcomes
+                        if o.status == SKIPPED and not o.reason.startswith("out of scope")],
         }

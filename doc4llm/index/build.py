@@ -1,0 +1,259 @@
+"""Incremental index build: pages -> section rows, FTS5 tokens, symbols; then vectors.
+
+A page is re-parsed only when its docContent.md/docTOC.md size or mtime changed, and
+its rows are replaced in one transaction. Pages or sets that vanished are purged. A
+file lock serialises writers; readers never wait (SQLite WAL snapshots).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sqlite3
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from doc4llm.corpus.model import DocSet, Page, list_sets
+from doc4llm.index.store import index_dir, open_store
+from doc4llm.index.tokenize import tokens
+
+_HEADER_LINE = re.compile(r"^\s*(>\s*\*\*(Source|原文链接)\*\*\s*[:：].*|-{3,}\s*|提取的锚点数量.*)$")
+
+
+def own_text(text: str) -> str:
+    """A section's text without its heading line and the page header lines."""
+    lines = text.split("\n")
+    if lines and lines[0].lstrip().startswith("#"):
+        lines = lines[1:]
+    return "\n".join(ln for ln in lines if not _HEADER_LINE.match(ln))
+
+Progress = Callable[[str], None]
+
+
+@dataclass
+class SyncReport:
+    pages_added: int = 0
+    pages_updated: int = 0
+    pages_removed: int = 0
+    pages_unchanged: int = 0
+    sections: int = 0
+    seconds: float = 0.0
+    sets: list[str] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.pages_added or self.pages_updated or self.pages_removed)
+
+    def to_dict(self) -> dict:
+        return {
+            k: getattr(self, k)
+            for k in (
+                "pages_added",
+                "pages_updated",
+                "pages_removed",
+                "pages_unchanged",
+                "sections",
+                "seconds",
+                "sets",
+            )
+        }
+
+
+def _sig(page_dir: Path) -> str:
+    parts = []
+    for name in ("docContent.md", "docTOC.md"):
+        try:
+            st = (page_dir / name).stat()
+            parts.append(f"{st.st_size}:{st.st_mtime_ns}")
+        except OSError:
+            parts.append("-")
+    return "|".join(parts)
+
+
+def _lock(docs_dir: Path):
+    from filelock import FileLock
+
+    d = index_dir(docs_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(d / "index.lock"), timeout=600)
+
+
+def _section_rows(page: Page) -> list[tuple]:
+    """(section, fts title, fts path, fts body, content_type, symbols) per section."""
+    try:
+        from doc4llm.code import chunks_for_section, content_type
+    except ImportError:  # the code layer is optional for indexing
+        chunks_for_section = content_type = None
+    lines = page.lines()
+    out = []
+    for sec in page.sections():
+        text = "\n".join(lines[sec.start - 1 : sec.end])
+        ctype = content_type(text) if content_type else None
+        syms = []
+        if chunks_for_section is not None and ("```" in text or "\n    " in text):
+            try:
+                syms = (
+                    [
+                        (s, c.start, c.end, c.kind, c.lang)
+                        for c in chunks_for_section(text, sec.start)
+                        for s in c.symbols
+                    ]
+                    if chunks_for_section
+                    else []
+                )
+            except Exception as exc:  # a grammar failure must not break indexing
+                print(
+                    f"doc4llm: warning: code chunking failed in {page.name}: {exc}", file=sys.stderr
+                )
+        path_text = " ".join(sec.heading_path)
+        out.append(
+            (
+                sec,
+                " ".join(tokens(sec.title)),
+                " ".join(tokens(page.title + " " + path_text)),
+                " ".join(tokens(own_text(text))),
+                ctype,
+                syms,
+            )
+        )
+    return out
+
+
+def _write_page(
+    conn: sqlite3.Connection, ds: DocSet, page: Page, sig: str, page_id: int | None
+) -> int:
+    if page_id is not None:
+        _delete_page(conn, page_id)
+    cur = conn.execute(
+        "INSERT INTO pages(set_name, page, title, source, sig) VALUES (?,?,?,?,?)",
+        (ds.name, page.name, page.title, page.source, sig),
+    )
+    pid = cur.lastrowid
+    id_by_index: dict[int, int] = {}
+    lines = page.lines()
+    for sec, t_title, t_path, t_body, ctype, syms in _section_rows(page):
+        parent = None
+        if len(sec.heading_path) > 1:
+            for prev in reversed(page.sections()[: sec.index]):
+                if prev.level and prev.level < sec.level:
+                    parent = id_by_index.get(prev.index)
+                    break
+        text = "\n".join(lines[sec.start - 1 : sec.end])
+        cur = conn.execute(
+            "INSERT INTO sections(page_id, set_name, page, idx, title, level, heading_path, start, end,"
+            " subtree_end, tokens, words, anchor, url, content_type, text, parent_id)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            (
+                pid,
+                ds.name,
+                page.name,
+                sec.index,
+                sec.title,
+                sec.level,
+                json.dumps(sec.heading_path, ensure_ascii=False),
+                sec.start,
+                sec.end,
+                sec.subtree_end,
+                sec.tokens,
+                len(own_text(text).split()),
+                sec.anchor,
+                page.url_for(sec),
+                ctype,
+                text,
+                parent,
+            ),
+        )
+        sid = cur.lastrowid
+        id_by_index[sec.index] = sid
+        conn.execute(
+            "INSERT INTO sec_fts(rowid, title, path, body) VALUES (?,?,?,?)",
+            (sid, t_title, t_path, t_body),
+        )
+        for name, a, b, kind, lang in syms:
+            conn.execute(
+                "INSERT INTO symbols VALUES (?,?,?,?,?,?,?)",
+                (name, name.lower(), sid, a, b, kind, lang),
+            )
+    return len(id_by_index)
+
+
+def _delete_page(conn: sqlite3.Connection, page_id: int) -> None:
+    ids = [r[0] for r in conn.execute("SELECT id FROM sections WHERE page_id=?", (page_id,))]
+    for sid in ids:
+        conn.execute("DELETE FROM sec_fts WHERE rowid=?", (sid,))
+    if ids:
+        marks = ",".join("?" * len(ids))
+        conn.execute(f"DELETE FROM symbols WHERE section_id IN ({marks})", ids)
+        conn.execute(f"DELETE FROM vec_done WHERE section_id IN ({marks})", ids)
+    conn.execute("DELETE FROM sections WHERE page_id=?", (page_id,))
+    conn.execute("DELETE FROM pages WHERE id=?", (page_id,))
+
+
+def _plan(conn: sqlite3.Connection, sets: list[DocSet]) -> tuple[list, list[int], int]:
+    """(pages to (re)write, page ids to delete, unchanged count) — reads only."""
+    todo, gone, same = [], [], 0
+    for ds in sets:
+        known = {
+            r["page"]: (r["id"], r["sig"])
+            for r in conn.execute("SELECT id, page, sig FROM pages WHERE set_name=?", (ds.name,))
+        }
+        for page in ds.pages():
+            sig = _sig(page.path)
+            old = known.pop(page.name, None)
+            if old and old[1] == sig:
+                same += 1
+                continue
+            todo.append((ds, page, sig, old[0] if old else None))
+        gone.extend(pid for pid, _ in known.values())
+    return todo, gone, same
+
+
+def sync(
+    docs_dir: Path,
+    sets: list[DocSet] | None = None,
+    progress: Progress | None = None,
+    conn: sqlite3.Connection | None = None,
+) -> tuple[sqlite3.Connection, SyncReport]:
+    """Bring the lexical index up to date for `sets` (default: all); purge vanished sets."""
+    t0 = time.perf_counter()
+    docs_dir = Path(docs_dir)
+    conn = conn or open_store(docs_dir)
+    all_sets = list_sets(docs_dir)
+    sets = all_sets if sets is None else sets
+    report = SyncReport(sets=[s.name for s in sets])
+    todo, gone, same = _plan(conn, sets)
+    live = {s.name for s in all_sets}
+    stale_sets = [
+        r[0] for r in conn.execute("SELECT DISTINCT set_name FROM pages") if r[0] not in live
+    ]
+    report.pages_unchanged = same
+    if todo or gone or stale_sets:
+        with _lock(docs_dir):
+            todo, gone, same = _plan(conn, sets)  # re-plan under the lock
+            for name in stale_sets:
+                gone.extend(
+                    r[0] for r in conn.execute("SELECT id FROM pages WHERE set_name=?", (name,))
+                )
+                conn.execute("DELETE FROM vec_sets WHERE set_name=?", (name,))
+            conn.execute("BEGIN IMMEDIATE")
+            try:
+                for pid in gone:
+                    _delete_page(conn, pid)
+                for i, (ds, page, sig, pid) in enumerate(todo, 1):
+                    report.sections += _write_page(conn, ds, page, sig, pid)
+                    if pid is None:
+                        report.pages_added += 1
+                    else:
+                        report.pages_updated += 1
+                    if progress and (i % 25 == 0 or i == len(todo)):
+                        progress(f"indexed {i}/{len(todo)} pages")
+                conn.execute("COMMIT")
+            except BaseException:
+                conn.execute("ROLLBACK")
+                raise
+            report.pages_removed = len(gone)
+    report.seconds = round(time.perf_counter() - t0, 3)
+    return conn, report

@@ -1,0 +1,49 @@
+"""`doc4llm index`: bring the lexical index and the vectors of the chosen sets up to date."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from doc4llm.corpus.model import select_sets
+from doc4llm.errors import NotFoundError
+from doc4llm.index.build import _lock, sync
+
+
+def build_index(docs_dir: Path, sets: list[str] | None = None, *, embedder: str | None = None,
+                vectors: bool = True, progress: Callable[[str], None] | None = None) -> dict:
+    t0 = time.perf_counter()
+    chosen = select_sets(docs_dir, sets)
+    if not chosen:
+        raise NotFoundError(f"no doc sets in {docs_dir}", hint="import one: doc4llm import PATH --set NAME@VER")
+    conn, report = sync(docs_dir, chosen, progress=progress)
+    out: dict = {"lexical": report.to_dict(), "vectors": {}}
+    if vectors:
+        from doc4llm.index.embedders import get_embedder
+        from doc4llm.index.vectors import build_vectors
+
+        emb = get_embedder(embedder)
+        if emb is not None:
+            out["embedder"] = emb.id
+            with _lock(docs_dir):
+                for ds in chosen:
+                    out["vectors"][ds.name] = build_vectors(docs_dir, conn, ds.name, emb, progress=_every(progress))
+    conn.close()
+    out["seconds"] = round(time.perf_counter() - t0, 3)
+    return out
+
+
+def _every(progress: Callable[[str], None] | None, seconds: float = 2.0) -> Callable[[str], None] | None:
+    """Throttle progress lines to one every few seconds."""
+    if progress is None:
+        return None
+    last = [0.0]
+
+    def emit(msg: str) -> None:
+        now = time.monotonic()
+        if now - last[0] >= seconds:
+            last[0] = now
+            progress(msg)
+
+    return emit

@@ -1,0 +1,21 @@
+"""Index state per set for `doc4llm sets` (read-only; never builds anything)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from doc4llm.index.store import open_store
+
+
+def index_states(docs_dir: Path) -> dict[str, str]:
+    conn = open_store(docs_dir, create=False)
+    if conn is None:
+        return {}
+    try:
+        out = {}
+        for name, n in conn.execute("SELECT set_name, count(*) FROM sections GROUP BY set_name"):
+            done = conn.execute("SELECT count(*) FROM vec_done WHERE set_name=?", (name,)).fetchone()[0]
+            out[name] = f"{n} sections, vectors {done}/{n}"
+        return out
+    finally:
+        conn.close()

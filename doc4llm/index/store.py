@@ -1,0 +1,109 @@
+"""The index database: SQLite (stdlib, no import cost) with FTS5 for BM25.
+
+One file, `md_docs/.doc4llm/index.sqlite`, in WAL mode: a search reads a consistent
+snapshot while an indexer writes; every update is one transaction, so a crash leaves
+the previous index usable. A file that is corrupt or written by another format version
+is moved aside and rebuilt, never a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import sys
+from pathlib import Path
+
+from doc4llm.corpus.paths import INDEX_DIRNAME
+
+FORMAT_VERSION = "4"
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS pages (
+  id INTEGER PRIMARY KEY, set_name TEXT NOT NULL, page TEXT NOT NULL, title TEXT,
+  source TEXT, sig TEXT, UNIQUE(set_name, page));
+CREATE TABLE IF NOT EXISTS sections (
+  id INTEGER PRIMARY KEY, page_id INTEGER NOT NULL, set_name TEXT NOT NULL, page TEXT NOT NULL,
+  idx INTEGER, title TEXT, level INTEGER, heading_path TEXT, start INTEGER, end INTEGER,
+  subtree_end INTEGER, tokens INTEGER, words INTEGER, anchor TEXT, url TEXT, content_type TEXT, text TEXT,
+  parent_id INTEGER);
+CREATE INDEX IF NOT EXISTS sections_page ON sections(page_id);
+CREATE INDEX IF NOT EXISTS sections_set ON sections(set_name);
+CREATE VIRTUAL TABLE IF NOT EXISTS sec_fts USING fts5(
+  title, path, body, tokenize = "unicode61 tokenchars '_'");
+CREATE TABLE IF NOT EXISTS symbols (
+  name TEXT NOT NULL, lname TEXT NOT NULL, section_id INTEGER NOT NULL, start INTEGER,
+  end INTEGER, kind TEXT, lang TEXT);
+CREATE INDEX IF NOT EXISTS symbols_lname ON symbols(lname);
+CREATE INDEX IF NOT EXISTS symbols_section ON symbols(section_id);
+CREATE TABLE IF NOT EXISTS vec_sets (
+  set_name TEXT PRIMARY KEY, embedder TEXT, dim INTEGER, generation INTEGER DEFAULT 0);
+CREATE TABLE IF NOT EXISTS vec_done (section_id INTEGER PRIMARY KEY, set_name TEXT);
+"""
+
+
+def index_dir(docs_dir: Path) -> Path:
+    """`<docs>/.doc4llm`, or a per-user cache folder when the docs dir is read-only."""
+    d = Path(docs_dir) / INDEX_DIRNAME
+    if d.is_dir() and os.access(d, os.W_OK):
+        return d
+    if not d.exists() and os.access(docs_dir, os.W_OK):
+        return d
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "doc4llm"
+    digest = hashlib.sha256(str(Path(docs_dir).resolve()).encode()).hexdigest()[:16]
+    return base / digest
+
+
+def _connect(path: Path) -> sqlite3.Connection:
+    conn = sqlite3.connect(str(path), timeout=30, isolation_level=None, check_same_thread=False)
+    conn.row_factory = sqlite3.Row
+    conn.execute("PRAGMA journal_mode=WAL")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    return conn
+
+
+def _valid(conn: sqlite3.Connection) -> bool:
+    try:
+        row = conn.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()
+        return row is not None and row[0] == FORMAT_VERSION
+    except sqlite3.DatabaseError:
+        return False
+
+
+def open_store(docs_dir: Path, *, create: bool = True) -> sqlite3.Connection | None:
+    """Open (creating or rebuilding if needed) the index database."""
+    d = index_dir(docs_dir)
+    path = d / "index.sqlite"
+    if not path.exists():
+        if not create:
+            return None
+        d.mkdir(parents=True, exist_ok=True)
+        return _create(path)
+    try:
+        conn = _connect(path)
+        if _valid(conn):
+            return conn
+        conn.close()
+        reason = "written by another doc4llm version"
+    except sqlite3.DatabaseError:
+        reason = "unreadable (corrupt)"
+    if not create:
+        return None
+    print(f"doc4llm: index {path} is {reason}; rebuilding it", file=sys.stderr)
+    for suffix in ("", "-wal", "-shm"):
+        p = Path(str(path) + suffix)
+        if p.exists():
+            os.replace(p, Path(str(p) + ".broken"))
+    vec_dir = d / "vectors"
+    if vec_dir.is_dir():
+        for f in vec_dir.iterdir():
+            f.unlink()
+    return _create(path)
+
+
+def _create(path: Path) -> sqlite3.Connection:
+    conn = _connect(path)
+    conn.executescript(SCHEMA)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('format_version', ?)", (FORMAT_VERSION,))
+    return conn

@@ -1,0 +1,114 @@
+"""Tokens for the lexical index and the query: words stemmed, code identifiers kept whole
+*and* split.
+
+`HELIOS_STORE_POOL_MAX` -> helios_store_pool_max, helios, store, pool, max
+`--dry-run`             -> dry_run, dry, run
+`kubectl rollout status`-> kubectl, rollout, status
+`rate()`                -> rate
+`maxItemErrors`         -> maxitemerrors, max, item, error
+
+Whole identifiers are lowercased with `-`/`.` folded to `_` so that SQLite FTS5
+(`unicode61 tokenchars '_'`) keeps them as one token.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-./]*[A-Za-z0-9_]|[A-Za-z0-9]")
+_CAMEL = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|\d+")
+_SPLIT = re.compile(r"[_\-./]+")
+
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before
+    being below between both but by can could did do does doing down during each few for from
+    further had has have having he her here hers him his how i if in into is it its itself
+    just me more most my no nor not now of off on once only or other our ours out over own
+    same she should so some such than that the their theirs them then there these they this
+    those through to too under until up very was we were what when where which while who whom
+    why will with would you your yours get got use using used want need make way thing things
+    one also like does doesn't don't can't i'm it's there's let lets""".split()
+)
+
+
+@lru_cache(maxsize=1)
+def _stemmer():
+    try:
+        import Stemmer
+
+        return Stemmer.Stemmer("english")
+    except ImportError:  # pragma: no cover - declared dependency
+        return None
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    s = _stemmer()
+    return s.stemWord(word) if s else word
+
+
+def is_identifier(raw: str) -> bool:
+    """Code-shaped: has _ or -, inner capitals, dots between words, or is ALL CAPS >= 3."""
+    if len(raw) < 2:
+        return False
+    if "_" in raw or raw.startswith("-") or re.search(r"[a-z][A-Z]", raw):
+        return True
+    if re.fullmatch(r"[A-Z][A-Z0-9]{3,}", raw):  # ENOSPC, SIGHUP; not RAM, CPU, API
+        return True
+    return bool(re.search(r"\w\.\w", raw) and not re.fullmatch(r"[\d.]+", raw))
+
+
+def _parts(raw: str) -> list[str]:
+    out = []
+    for chunk in _SPLIT.split(raw):
+        out.extend(p.lower() for p in _CAMEL.findall(chunk))
+    return [p for p in out if p]
+
+
+def fold_identifier(raw: str) -> str:
+    return re.sub(r"[\-./]+", "_", raw.strip("-./")).lower()
+
+
+def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
+    """Index/query tokens for `text`."""
+    out: list[str] = []
+    for m in _WORD.finditer(text):
+        raw = m.group(0).strip(".-/")
+        if not raw:
+            continue
+        if m.start() >= 2 and text[m.start() - 2 : m.start()] == "--":
+            raw = "--" + raw
+        ident = is_identifier(raw) or "-" in raw[1:]
+        parts = _parts(raw)
+        if ident and len(parts) > 1:
+            out.append(fold_identifier(raw))
+        elif ident and len(parts) == 1:
+            out.append(parts[0])
+            if stem(parts[0]) != parts[0]:
+                out.append(stem(parts[0]))
+            continue
+        for p in parts:
+            if not keep_stopwords and p in STOPWORDS:
+                continue
+            out.append(stem(p))
+    return out
+
+
+def identifiers(text: str) -> list[str]:
+    """Code-shaped tokens as written (for exact, word-bounded matching)."""
+    found = []
+    for m in re.finditer(
+        r"(?<![\w\-])--?[A-Za-z][\w\-]*|(?<![\w\-])[A-Za-z_][\w.]*(?:\(\))?", text
+    ):
+        raw = m.group(0).rstrip(".")
+        if raw.startswith("-") or is_identifier(raw.replace("()", "")) or raw.endswith("()"):
+            found.append(raw)
+    return found
+
+
+def is_strong_identifier(raw: str) -> bool:
+    """Unmistakably code: snake/kebab/dotted/camel, a flag, a call, or long ALL CAPS.
+    Such a term missing from every doc means the docs do not cover it."""
+    raw = raw.strip("`")
+    return bool(re.search(r"[_.]|^--?\w|\(\)$|[a-z][A-Z]|[A-Za-z]\d|^[A-Z]{5,}$", raw)) and len(raw) > 3

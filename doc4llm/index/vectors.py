@@ -1,0 +1,225 @@
+"""Section and heading vectors in usearch, one pair of files per doc set.
+
+Files live in `.doc4llm/vectors/<set-hash>.<generation>.{body,head}.usearch`. A build
+writes new files under the next generation and commits the generation number in the
+database only after both files are renamed into place, so a crash or a concurrent
+search always sees a complete pair. Embedding is resumable: sections that already have
+vectors (table vec_done) are skipped, and progress is saved every batch window.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from doc4llm.index.store import index_dir
+
+BODY_WORDS = 220  # words of section text embedded with its heading path
+KINDS = ("body", "head", "passage")
+PASSAGE_STRIDE = 1024  # passage key = section id * stride + passage number
+MAX_PASSAGES = 24  # per section; later passages are covered by the body/BM25 signals
+MIN_PASSAGE_WORDS = 6
+MIN_WORDS = 5  # sections with less own text (container headings) get no vectors
+
+
+def _set_key(set_name: str) -> str:
+    return hashlib.sha256(set_name.encode()).hexdigest()[:16]
+
+
+def vector_paths(docs_dir: Path, set_name: str, generation: int) -> dict[str, Path]:
+    d = index_dir(docs_dir) / "vectors"
+    return {k: d / f"{_set_key(set_name)}.{generation}.{k}.usearch" for k in KINDS}
+
+
+def heading_label(page_title: str, heading_path: list[str]) -> str:
+    return " > ".join(heading_path if heading_path[:1] == [page_title] else [page_title, *heading_path])
+
+
+def body_text(page_title: str, heading_path: list[str], text: str) -> str:
+    """What a section's body vector sees: its heading path and its first words."""
+    from doc4llm.index.build import own_text
+
+    words = own_text(text).split()
+    return f"{heading_label(page_title, heading_path)}\n{' '.join(words[:BODY_WORDS])}"
+
+
+def head_text(page_title: str, heading_path: list[str]) -> str:
+    return heading_label(page_title, heading_path)
+
+
+def section_passages(text: str, start: int) -> list[tuple[int, int, str]]:
+    """The passages of a section that get their own vectors (numbered in this order)."""
+    from doc4llm.index.build import own_text
+    from doc4llm.search.results import passages
+
+    out = []
+    for a, b, t in passages(text, start):
+        if len(own_text(t).split()) >= MIN_PASSAGE_WORDS:
+            out.append((a, b, t))
+    return out[:MAX_PASSAGES]
+
+
+def _new_index(dim: int):
+    from usearch.index import Index
+
+    return Index(ndim=dim, metric="cos", dtype="f16")
+
+
+def load_indexes(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedder_id: str) -> dict | None:
+    """Memory-map the current vector files of a set, or None when there are none usable."""
+    row = conn.execute("SELECT embedder, dim, generation FROM vec_sets WHERE set_name=?",
+                       (set_name,)).fetchone()
+    if not row or row["embedder"] != embedder_id or not row["generation"]:
+        return None
+    paths = vector_paths(docs_dir, set_name, row["generation"])
+    if not all(p.is_file() for p in paths.values()):
+        return None
+    from usearch.index import Index
+
+    try:
+        return {k: Index.restore(str(p), view=True) for k, p in paths.items()}
+    except Exception:
+        return None
+
+
+def pending_sections(conn: sqlite3.Connection, set_name: str) -> list[sqlite3.Row]:
+    return conn.execute(
+        "SELECT s.id, s.heading_path, s.text, s.words, s.start, p.title AS page_title FROM sections s"
+        " JOIN pages p ON p.id = s.page_id"
+        " LEFT JOIN vec_done v ON v.section_id = s.id"
+        " WHERE s.set_name=? AND v.section_id IS NULL ORDER BY s.id", (set_name,)).fetchall()
+
+
+def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedder,
+                  progress: Callable[[str], None] | None = None, batch: int = 32,
+                  save_every_s: float = 20.0, time_budget_s: float | None = None) -> int:
+    """Embed the set's pending sections; return how many were embedded.
+
+    Call under the index lock. A different embedder than the one recorded rebuilds the
+    set's vectors from scratch (with a message)."""
+    import json
+
+    import numpy as np
+
+    row = conn.execute("SELECT embedder, dim, generation FROM vec_sets WHERE set_name=?",
+                       (set_name,)).fetchone()
+    generation = row["generation"] if row else 0
+    indexes = None
+    if row and row["embedder"] == embedder.id and generation:
+        current = load_indexes(docs_dir, conn, set_name, embedder.id)
+        if current is not None:
+            indexes = {}
+            for k, idx in current.items():  # copy into RAM so we can add and remove
+                fresh = _new_index(embedder.dim)
+                if len(idx):
+                    keys = np.array(idx.keys, dtype=np.uint64)
+                    fresh.add(keys, np.asarray(idx.get(keys), dtype=np.float32))
+                indexes[k] = fresh
+    if indexes is None:
+        if row and row["embedder"] != embedder.id and progress:
+            progress(f"{set_name}: embedder changed ({row['embedder']} -> {embedder.id}); rebuilding vectors")
+        conn.execute("DELETE FROM vec_done WHERE set_name=?", (set_name,))
+        indexes = {k: _new_index(embedder.dim) for k in KINDS}
+
+    # drop vectors of sections that no longer exist
+    live = {r[0] for r in conn.execute("SELECT id FROM sections WHERE set_name=?", (set_name,))}
+    for kind, idx in indexes.items():
+        owner = (lambda key: key // PASSAGE_STRIDE) if kind == "passage" else (lambda key: key)
+        dead = [int(k) for k in idx.keys if owner(int(k)) not in live]
+        if dead:
+            idx.remove(dead)
+
+    todo = pending_sections(conn, set_name)
+    done = 0
+    last_save = time.monotonic()
+    t0 = time.monotonic()
+    unsaved: list[int] = []
+
+    def save() -> None:
+        nonlocal generation, unsaved, last_save
+        generation += 1
+        paths = vector_paths(docs_dir, set_name, generation)
+        paths["body"].parent.mkdir(parents=True, exist_ok=True)
+        for k, p in paths.items():
+            tmp = p.with_suffix(".tmp")
+            indexes[k].save(str(tmp))
+            tmp.replace(p)
+        conn.execute("BEGIN IMMEDIATE")
+        conn.execute("INSERT OR REPLACE INTO vec_sets VALUES (?,?,?,?)",
+                     (set_name, embedder.id, embedder.dim, generation))
+        conn.executemany("INSERT OR REPLACE INTO vec_done VALUES (?,?)", [(i, set_name) for i in unsaved])
+        conn.execute("COMMIT")
+        for old in range(max(0, generation - 3), generation):
+            for p in vector_paths(docs_dir, set_name, old).values():
+                p.unlink(missing_ok=True)
+        unsaved = []
+        last_save = time.monotonic()
+
+    total = len(todo)
+    empty = [r["id"] for r in todo if (r["words"] or 0) < MIN_WORDS]
+    unsaved.extend(empty)
+    done += len(empty)
+    todo = [r for r in todo if (r["words"] or 0) >= MIN_WORDS]
+    for i in range(0, len(todo), batch):
+        chunk = todo[i : i + batch]
+        paths = [json.loads(r["heading_path"]) for r in chunk]
+        labels = [heading_label(r["page_title"], p) for r, p in zip(chunk, paths, strict=True)]
+        body = embedder.embed_passages([body_text(r["page_title"], p, r["text"]) for r, p in zip(chunk, paths, strict=True)])
+        head = embedder.embed_passages(labels)
+        keys = np.array([r["id"] for r in chunk], dtype=np.uint64)
+        p_keys, p_texts = [], []
+        for r, label in zip(chunk, labels, strict=True):
+            for j, (_, _, t) in enumerate(section_passages(r["text"], r["start"])):
+                p_keys.append(r["id"] * PASSAGE_STRIDE + j)
+                p_texts.append(f"{label}\n{t}")
+        _remove_sections(indexes, [int(k) for k in keys])
+        indexes["body"].add(keys, np.asarray(body, dtype=np.float32))
+        indexes["head"].add(keys, np.asarray(head, dtype=np.float32))
+        if p_texts:
+            pv = embedder.embed_passages(p_texts)
+            indexes["passage"].add(np.array(p_keys, dtype=np.uint64), np.asarray(pv, dtype=np.float32))
+        unsaved.extend(int(k) for k in keys)
+        done += len(chunk)
+        if progress:
+            progress(f"{set_name}: embedded {done}/{total} sections")
+        if time.monotonic() - last_save > save_every_s:
+            save()
+        if time_budget_s is not None and time.monotonic() - t0 > time_budget_s:
+            break
+    if unsaved or not generation or (row and row["embedder"] != embedder.id):
+        save()
+    return done
+
+
+def _remove_sections(indexes: dict, sids: list[int]) -> None:
+    """Forget the vectors of these sections (before re-embedding them)."""
+    for kind, idx in indexes.items():
+        if kind == "passage":
+            sset = set(sids)
+            dead = [int(k) for k in idx.keys if int(k) // PASSAGE_STRIDE in sset] if len(idx) else []
+        else:
+            dead = [s for s in sids if s in idx]
+        if dead:
+            idx.remove(dead)
+
+
+def search_vectors(indexes: dict, kind: str, query_vec, k: int) -> list[tuple[int, float, int | None]]:
+    """(section id, cosine similarity, passage number or None) best first; for passages,
+    each section appears once with its best passage."""
+    idx = indexes.get(kind)
+    if idx is None or not len(idx):
+        return []
+    wanted = k * 4 if kind == "passage" else k
+    matches = idx.search(query_vec, min(wanted, len(idx)))
+    out: dict[int, tuple[float, int | None]] = {}
+    for key, dist in zip(matches.keys, matches.distances, strict=True):
+        key = int(key)
+        sid, pno = (key // PASSAGE_STRIDE, key % PASSAGE_STRIDE) if kind == "passage" else (key, None)
+        sim = 1.0 - float(dist)
+        if sid not in out or sim > out[sid][0]:
+            out[sid] = (sim, pno)
+    ranked = sorted(out.items(), key=lambda x: -x[1][0])[:k]
+    return [(sid, sim, pno) for sid, (sim, pno) in ranked]

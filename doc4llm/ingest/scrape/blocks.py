@@ -1,0 +1,250 @@
+"""Rewrites of documentation blocks in the HTML tree, before markdown conversion.
+
+Each generator marks code languages, heading anchors, admonitions, tabs and API entries
+its own way; these functions bring them to one shape that the converter renders well:
+`<pre data-lang>`, headings with `data-anchor`, `<blockquote>` with a bold title, every
+tab panel visible under its label, API entries as headings.
+"""
+
+from __future__ import annotations
+
+import re
+
+_ANCHOR_OK = re.compile(r"^[A-Za-z0-9_:.\-]+$")
+_LANG_CLASS = re.compile(r"^(?:language|lang|highlight|brush|hljs-lang)-([A-Za-z0-9_+#.\-]+)$")
+_NO_LANG = {"none", "default", "plain", "plaintext", "nohighlight", "text-plain", "notranslate"}
+_ADMONITION_CLASS = re.compile(
+    r"^(admonition|theme-admonition|callout|custom-block|hint|alert|note|warning|starlight-aside)$"
+)
+_ADMONITION_KINDS = (
+    "note", "tip", "info", "warning", "danger", "caution", "important", "success", "error",
+    "attention", "hint", "seealso", "todo", "example", "question", "bug", "abstract", "check",
+)
+_LINE_NUMBER = re.compile(r"^(linenos?|line-?numbers?(-rows)?|codeLineNumber.*|gutter)$", re.IGNORECASE)
+HEADINGS = ("h1", "h2", "h3", "h4", "h5", "h6")
+
+
+def classes(el) -> list[str]:
+    value = el.get("class") or []
+    return value.split() if isinstance(value, str) else list(value)
+
+
+def code_language(pre) -> str:
+    """Language of a code block from classes or data attributes on it, its <code>, or up to
+    three ancestors (Sphinx puts `highlight-python` two levels up)."""
+    candidates = [pre]
+    code = pre.find("code")
+    if code is not None:
+        candidates.insert(0, code)
+    parent = pre.parent
+    for _ in range(3):
+        if parent is None or parent.name in ("body", "article", "main"):
+            break
+        candidates.append(parent)
+        parent = parent.parent
+    for el in candidates:
+        for attr in ("data-language", "data-lang", "lang"):
+            value = (el.get(attr) or "").strip().lower()
+            if value and value not in _NO_LANG:
+                return value
+        for cls in classes(el):
+            match = _LANG_CLASS.match(cls)
+            if match and match.group(1).lower() not in _NO_LANG:
+                return match.group(1).lower()
+        if "sourceCode" in classes(el):  # pandoc: class="sourceCode python"
+            others = [c for c in classes(el) if c != "sourceCode"]
+            if others:
+                return others[0].lower()
+    return ""
+
+
+def _heading_anchor(h, anchors: list) -> str | None:
+    """The id a heading is linked by: its own, an anchor child's, or its section's."""
+    if h.get("id"):
+        return h["id"]
+    for a in anchors:
+        if a.get("id") or a.get("name"):
+            return a.get("id") or a.get("name")
+    for a in anchors:
+        href = a.get("href") or ""
+        if href.startswith("#") and len(href) > 1:
+            return href[1:]
+    parent = h.parent
+    if parent is not None and parent.get("id") and parent.name in ("section", "div"):
+        first = next((c for c in parent.children if getattr(c, "name", None)), None)
+        if first is h:
+            return parent["id"]
+    return None
+
+
+def absolutize(tags: list, base: str) -> None:
+    from urllib.parse import urljoin
+
+    for el in tags:
+        attr = "href" if el.name == "a" else "src"
+        if el.decomposed or not el.get(attr):
+            continue
+        value = el[attr].strip()
+        if value.startswith(("javascript:", "data:")):
+            del el[attr]
+            continue
+        el[attr] = urljoin(base, value)
+
+
+def prepare_code(tables: list, pres: list) -> None:
+    for table in tables:
+        cell = table.find("td", class_="code")
+        pre = cell.find("pre") if cell else None
+        if pre is not None:
+            table.replace_with(pre.parent if pre.parent.name == "div" else pre)
+    for pre in pres:
+        if pre.decomposed:
+            continue
+        pre["data-lang"] = code_language(pre)
+        for el in pre.find_all(True):
+            if el.decomposed:
+                continue
+            if el.name == "br":
+                el.replace_with("\n")
+            elif any(_LINE_NUMBER.match(c) for c in classes(el)) or el.name == "button":
+                el.decompose()  # gutters and copy buttons are not code
+
+
+def prepare_math(formulas: list) -> None:
+    """KaTeX renders a formula twice (MathML and HTML); keep its TeX source once: `$x^2$`."""
+    for el in formulas:
+        if el.decomposed:
+            continue
+        tex = el.find("annotation", attrs={"encoding": "application/x-tex"})
+        if tex is None:
+            continue
+        source = tex.get_text().strip()
+        display = el.parent is not None and "katex-display" in classes(el.parent)
+        el.replace_with(f"$${source}$$" if display else f"${source}$")
+
+
+def prepare_headings(headings: list) -> None:
+    for h in headings:
+        anchors = h.find_all("a")
+        anchor = _heading_anchor(h, anchors)
+        for a in anchors:
+            if (a.get("href") or "").startswith("#") and not a.get_text(strip=True).strip("¶#§🔗\u200b"):
+                a.decompose()  # the self-link glyph next to a heading
+        if anchor and _ANCHOR_OK.match(anchor):
+            h["data-anchor"] = anchor
+
+
+def _admonition_kind(el) -> str:
+    declared = el.get("data-callout-type") or el.get("data-type")
+    if declared:
+        return declared.lower()
+    for cls in classes(el):
+        for kind in _ADMONITION_KINDS:
+            if cls.lower() == kind or cls.lower().endswith(("-" + kind, "_" + kind)):
+                return kind
+    return "note"
+
+
+def is_admonition(el) -> bool:
+    if el.name == "details":  # collapsible boxes: the <summary> is the title
+        return True
+    return (el.name in ("div", "aside", "section")
+            and (any(_ADMONITION_CLASS.match(c) for c in classes(el))
+                 or el.get("data-callout-type") is not None))
+
+
+def prepare_admonitions(soup, boxes: list) -> None:
+    """Admonitions (note/warning boxes of every generator) become `> **Title**` quotes."""
+    for box in boxes:
+        if box.find_parent("pre") is not None or box.name is None:
+            continue
+        title_el = box.find("summary") or box.find(
+            lambda t: t.name in ("p", "div", "span", "strong")
+            and any("title" in c.lower() or "heading" in c.lower() for c in classes(t)))
+        title = title_el.get_text(" ", strip=True) if title_el is not None else ""
+        if title_el is not None:
+            title_el.decompose()
+        quote = soup.new_tag("blockquote")
+        label = soup.new_tag("p")
+        strong = soup.new_tag("strong")
+        strong.string = title or _admonition_kind(box).capitalize()
+        label.append(strong)
+        quote.append(label)
+        for child in list(box.contents):
+            quote.append(child.extract())
+        box.replace_with(quote)
+
+
+def _label_panels(soup, labels: list[str], panels: list) -> None:
+    for i, panel in enumerate(panels):
+        if panel.has_attr("hidden"):
+            del panel["hidden"]
+        if i < len(labels) and labels[i]:
+            para = soup.new_tag("p")
+            strong = soup.new_tag("strong")
+            strong.string = labels[i]
+            para.append(strong)
+            panel.insert_before(para)
+
+
+def _near_tabpanels(tablist) -> list:
+    scope = tablist.parent
+    for _ in range(3):
+        if scope is None:
+            break
+        panels = scope.find_all(attrs={"role": "tabpanel"})
+        if panels:
+            return panels
+        scope = scope.parent
+    return []
+
+
+def unfold_tabs(soup, tab_sets: list) -> None:
+    """Tabs (npm / yarn, Python / JS) show one panel and hide the others; every panel is
+    content. Each becomes a `**Label**` line followed by its panel, hidden ones included."""
+    for el in tab_sets:
+        if el.decomposed:
+            continue
+        kinds = set(classes(el))
+        if kinds & {"tabbed-set", "vp-code-group"}:  # Material / VitePress
+            labels = [lab.get_text(" ", strip=True) for lab in el.find_all("label")]
+            if "tabbed-set" in kinds:
+                panels = el.find_all("div", class_="tabbed-block")
+            else:
+                blocks = el.find("div", class_="blocks")
+                panels = [c for c in blocks.children if getattr(c, "name", None)] if blocks else []
+            for chrome in el.find_all(["label", "input"]):
+                chrome.decompose()
+        else:  # ARIA: role=tablist with role=tab, panels near it with role=tabpanel
+            labels = [t.get_text(" ", strip=True) for t in el.find_all(attrs={"role": "tab"})]
+            panels = _near_tabpanels(el)
+            el.decompose()
+        _label_panels(soup, labels, panels)
+
+
+_API_DOMAINS = {"py", "c", "cpp", "js", "rst", "http", "std"}
+
+
+def api_entries_to_headings(soup, main) -> None:
+    """Sphinx API entries (`<dl class="py method"><dt id="acme.Client.get">`) become headings
+    one level under the section they sit in, so every class, function and option is in
+    docTOC.md with its own url#anchor, the way API reference questions look things up."""
+    entries = [dl for dl in main.find_all("dl") if _API_DOMAINS & set(classes(dl))]
+    for dl in entries:
+        if dl.decomposed:
+            continue
+        previous = dl.find_previous(HEADINGS)
+        base = int(previous.name[1]) if previous is not None else 1
+        depth = sum(1 for p in dl.parents if p.name == "dl" and _API_DOMAINS & set(classes(p)))
+        level = min(6, base + 1 + depth)
+        for dt in dl.find_all("dt", recursive=False):
+            heading = soup.new_tag(f"h{level}")
+            heading.string = " ".join(dt.get_text().replace("¶", "").split())
+            if dt.get("id"):
+                heading["id"] = dt["id"]
+            dt.replace_with(heading)
+        for dd in dl.find_all("dd", recursive=False):
+            dd.name = "div"
+        dl.name = "div"
+
+

@@ -1,0 +1,69 @@
+"""A markdown page published by the site (llms.txt link, .md alternate) -> title and body.
+
+Such pages need no content heuristics; they only lose their front matter and their first
+`# Title` (the writer adds its own), and get their relative links made absolute.
+"""
+
+from __future__ import annotations
+
+import re
+from urllib.parse import urljoin
+
+from doc4llm.ingest.scrape.urls import canonical_url
+
+_FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
+_FM_TITLE = re.compile(r"^title:\s*[\"']?(.*?)[\"']?\s*$", re.MULTILINE)
+_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$")
+_LINK = re.compile(r"(!?\[[^\]\n]*\]\()\s*<?([^)\s>]+)>?")
+_FENCE = re.compile(r"^\s*(```|~~~)")
+
+
+def looks_like_html(text: str) -> bool:
+    """A server that answers every path with its SPA shell returns HTML for `page.md`."""
+    head = text.lstrip()[:200].lower()
+    return head.startswith(("<!doctype", "<html", "<head", "<body"))
+
+
+def convert_markdown(text: str, url: str, fallback_title: str = "") -> tuple[str, str, list[str]]:
+    """(title, body, absolute links) of a markdown page fetched from `url`."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
+    title = ""
+    front = _FRONT_MATTER.match(text)
+    if front:
+        match = _FM_TITLE.search(front.group(1))
+        title = match.group(1).strip() if match else ""
+        text = text[front.end():]
+    lines = text.split("\n")
+    out: list[str] = []
+    links: list[str] = []
+    in_fence = False
+    for line in lines:
+        if _FENCE.match(line):
+            in_fence = not in_fence
+            out.append(line)
+            continue
+        if not in_fence:
+            heading = _H1.match(line)
+            if heading and not _has_text(out):
+                title = title or heading.group(1).strip()
+                if heading.group(1).strip() == title:
+                    continue  # the writer renders `# Title` itself
+            line = _LINK.sub(lambda m: _absolute(m, url, links), line)
+        out.append(line)
+    body = "\n".join(out).strip("\n") + "\n"
+    return title or fallback_title, body, links
+
+
+def _has_text(lines: list[str]) -> bool:
+    return any(line.strip() for line in lines)
+
+
+def _absolute(match: re.Match, base: str, links: list[str]) -> str:
+    href = match.group(2)
+    if href.startswith("#"):
+        return match.group(0)
+    absolute = urljoin(base, href)
+    canonical = canonical_url(absolute)
+    if canonical and not match.group(1).startswith("!"):
+        links.append(canonical)
+    return f"{match.group(1)}{absolute}"

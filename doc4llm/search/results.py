@@ -1,0 +1,147 @@
+"""Turn ranked candidates into contract results: paths, line ranges, snippets, dedupe."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from doc4llm.corpus.paths import CONTENT_FILE, TOC_FILE
+from doc4llm.corpus.sections import estimate_tokens
+from doc4llm.index.tokenize import tokens
+from doc4llm.search.rerank import term_pattern
+
+SNIPPET_CHARS = 280
+
+
+def passages(text: str, first_line: int) -> list[tuple[int, int, str]]:
+    """Split a section into passages (paragraphs, list items, code blocks, table rows
+    grouped), each with its absolute line range."""
+    lines = text.split("\n")
+    out: list[tuple[int, int, str]] = []
+    buf: list[str] = []
+    start = 0
+    in_code = False
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            if not in_code:
+                if buf:
+                    out.append((start, i - 1, "\n".join(buf)))
+                buf, start, in_code = [line], i, True
+                continue
+            buf.append(line)
+            out.append((start, i, "\n".join(buf)))
+            buf, in_code = [], False
+            continue
+        if in_code:
+            buf.append(line)
+            continue
+        new_item = bool(buf) and bool(re.match(r"\s*([-*+]|\d+\.)\s", line))
+        if not stripped or new_item:
+            if buf:
+                out.append((start, i - 1, "\n".join(buf)))
+            buf, start = ([line], i) if stripped else ([], i + 1)
+            continue
+        if not buf:
+            start = i
+        buf.append(line)
+    if buf:
+        out.append((start, len(lines) - 1, "\n".join(buf)))
+    return [(first_line + a, first_line + b, t) for a, b, t in out if t.strip()]
+
+
+def best_passage(text: str, first_line: int, query_stems: list[str], terms: list[str]) -> tuple[str, list[int]]:
+    """The passage that matched: most query terms (exact identifiers count triple)."""
+    ps = passages(text, first_line)
+    body = [p for p in ps if not re.match(r"^\s{0,3}#{1,6}\s", p[2])] or ps
+    if not body:
+        return "", [first_line, first_line]
+    pats = [term_pattern(t) for t in terms]
+    want = set(query_stems)
+
+    def score(p: tuple[int, int, str]) -> float:
+        toks = set(tokens(p[2]))
+        return len(want & toks) + 3 * sum(1 for pat in pats if pat.search(p[2])) - 0.001 * p[0]
+
+    best = max(body, key=score) if want or pats else body[0]
+    return best[2], [best[0], best[1]]
+
+
+def shorten(text: str, limit: int = SNIPPET_CHARS) -> str:
+    text = re.sub(r"[ \t]+", " ", text.strip())
+    text = re.sub(r"\n{2,}", "\n", text)
+    if len(text) <= limit:
+        return text
+    cut = text[:limit].rsplit(" ", 1)[0]
+    return cut + " …"
+
+
+def drop_family_duplicates(ranked: list[tuple], rows: dict[int, dict]) -> list[tuple]:
+    """A parent and its own child are one piece of evidence: keep the better-ranked."""
+    kept: list[tuple] = []
+    for item in ranked:
+        row = rows[item[0].sid]
+        dup = False
+        for other in kept:
+            o = rows[other[0].sid]
+            if o["page_id"] != row["page_id"]:
+                continue
+            a, b = (o, row) if len(o["heading_path"]) < len(row["heading_path"]) else (row, o)
+            if a["level"] and len(b["heading_path"]) > len(a["heading_path"]) \
+                    and b["heading_path"][: len(a["heading_path"])] == a["heading_path"] \
+                    and a["start"] <= b["start"] <= a["subtree_end"]:
+                dup = True
+                break
+        if not dup:
+            kept.append(item)
+    return kept
+
+
+def rel_path(docs_dir: Path, *parts: str) -> str:
+    p = docs_dir.joinpath(*parts)
+    try:
+        return str(p.relative_to(Path.cwd()))
+    except ValueError:
+        return str(p)
+
+
+def to_result(rank: int, cand, row: dict, docs_dir: Path, query_stems: list[str], terms: list[str],
+              relevance: str, explain: bool, chunk: tuple[int, int] | None = None,
+              passage_no: int | None = None) -> dict:
+    snippet, where = best_passage(row["text"] or "", row["start"], query_stems, terms)
+    if passage_no is not None and not any(term_pattern(t).search(snippet) for t in terms):
+        from doc4llm.index.vectors import section_passages
+
+        ps = section_passages(row["text"] or "", row["start"])
+        lexical_hits = len(set(query_stems) & set(tokens(snippet)))
+        if passage_no < len(ps) and lexical_hits <= 1:  # the passage the embedding matched
+            snippet, where = ps[passage_no][2], [ps[passage_no][0], ps[passage_no][1]]
+    lines = [row["start"], row["end"]]
+    tok = row["tokens"]
+    if chunk:  # a code symbol's own chunk, not the whole block
+        lines = [max(chunk[0], row["start"]), min(chunk[1], row["end"])]
+        seg = "\n".join((row["text"] or "").split("\n")[lines[0] - row["start"] : lines[1] - row["start"] + 1])
+        tok = estimate_tokens(seg)
+        snippet = seg
+    res = {
+        "rank": rank,
+        "doc_set": row["set_name"],
+        "page": row["page"],
+        "heading_path": row["heading_path"],
+        "source": row.get("page_source"),
+        "url": row["url"],
+        "toc_path": rel_path(docs_dir, row["set_name"], row["page"], TOC_FILE),
+        "content_path": rel_path(docs_dir, row["set_name"], row["page"], CONTENT_FILE),
+        "lines": lines,
+        "tokens": tok,
+        "score": round(cand.score, 4),
+        "relevance": relevance,
+        "found_by": cand.found_by,
+        "snippet": shorten(snippet),
+        "snippet_lines": where if not chunk else lines,
+        "content_type": row.get("content_type"),
+    }
+    if explain:
+        res["explain"] = {k: round(v, 4) for k, v in cand.parts.items()}
+        res["explain_raw"] = {k: round(v, 4) for k, v in cand.raw.items()}
+    return res

@@ -1,0 +1,67 @@
+"""What `doc4llm search` does around the engine: sessions and the optional LLM rerank."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from doc4llm.search.engine import Searcher
+
+
+def run_cli_search(query: str, *, docs_dir: Path, sets: list[str] | None, k: int, strategy: str,
+                   query_type: str | None, explain: bool, retry: bool, rerank: str = "local",
+                   session: str | None = None, embedder: str | None = None) -> dict:
+    session = session or os.environ.get("DOC4LLM_SESSION")
+    searcher = Searcher(docs_dir, embedder=embedder)
+    sess = None
+    context = None
+    if session:
+        from doc4llm.search.session import load_session
+
+        sess = load_session(searcher.docs_dir, session)
+        query_used, context = sess.enrich(query)
+    else:
+        query_used = query
+    try:
+        result = searcher.search(query_used, sets=sets, k=k, strategy=strategy, query_type=query_type,
+                                 explain=explain, retry=retry, context=context)
+    finally:
+        searcher.close()
+    if context:
+        result["query"] = query
+        result["query_enriched"] = query_used
+    if rerank == "llm":
+        result = llm_rerank_result(result)
+    if sess is not None:
+        from doc4llm.search.session import save_session
+
+        sess.record(query, result)
+        save_session(searcher.docs_dir, sess)
+    return result
+
+
+def llm_rerank_result(result: dict) -> dict:
+    """Reorder results with the configured LLM; keep the local order on any problem."""
+    warnings = result.setdefault("warnings", [])
+    try:
+        from doc4llm.answer.llm import LLMClient
+        from doc4llm.answer.rerank_llm import llm_rerank
+    except ImportError:
+        warnings.append("LLM rerank is not available in this build; local order kept")
+        return result
+    client = LLMClient.from_env()
+    if client is None:
+        warnings.append("--rerank llm needs OPENAI_API_KEY (and OPENAI_BASE_URL for a local server); local order kept")
+        return result
+    try:
+        reranked = llm_rerank(client, result["query"], result["query_type"], result["results"])
+    except Exception as exc:  # the contract: local order on any error
+        warnings.append(f"LLM rerank failed ({type(exc).__name__}); local order kept")
+        return result
+    for i, r in enumerate(reranked, 1):
+        r["rank"] = i
+        if "llm" not in r["found_by"]:
+            r["found_by"] = [*r["found_by"], "llm"]
+    result["results"] = reranked
+    result["reranked_by"] = "llm"
+    return result

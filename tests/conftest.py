@@ -1,0 +1,28 @@
+"""Shared test helpers. `from conftest import run_cli` runs the real CLI as a subprocess."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+# ../shared next to the repo: the mdmem benchmark and the upstream corpus
+SHARED = Path(__file__).resolve().parents[2] / "shared"
+
+
+def run_cli(*args: str, cwd: str | Path | None = None, env: dict | None = None,
+            timeout: float = 60) -> subprocess.CompletedProcess:
+    """Run `python -m doc4llm ARGS...`; returns the CompletedProcess (text, not checked).
+
+    `env` entries are added to the current environment (None values remove a variable).
+    """
+    full_env = dict(os.environ)
+    full_env.pop("DOC4LLM_DOCS_DIR", None)
+    for key, value in (env or {}).items():
+        if value is None:
+            full_env.pop(key, None)
+        else:
+            full_env[key] = value
+    return subprocess.run([sys.executable, "-m", "doc4llm", *map(str, args)], cwd=cwd, env=full_env,
+                          capture_output=True, text=True, timeout=timeout)
