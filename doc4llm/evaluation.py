@@ -21,6 +21,7 @@ import statistics
 import time
 from pathlib import Path
 
+from doc4llm.errors import InputError
 from doc4llm.search.engine import Searcher
 
 PREAMBLE = "[overview / preamble]"
@@ -70,7 +71,18 @@ def _mdmem_label(spec: str, grade: int) -> Label:
 
 
 def load_queries(path: str | Path) -> list[dict]:
-    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    """The queries of a labelled file in either format; a malformed file is an InputError."""
+    try:
+        out = _parse_queries(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"{path} is not a labelled query file ({type(exc).__name__}: {exc})",
+                         hint="see `doc4llm eval --help` and the formats in doc4llm/evaluation.py") from None
+    if not out:
+        raise InputError(f"{path} holds no queries")
+    return out
+
+
+def _parse_queries(data) -> list[dict]:
     out: list[dict] = []
     if isinstance(data, dict) and "queries" not in data:
         for split, kinds in data.items():

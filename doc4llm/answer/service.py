@@ -18,9 +18,10 @@ from doc4llm.errors import InputError
 
 def ask(question: str, *, docs_dir: str | Path | None = None, sets: list[str] | None = None,
         k: int = 5, include_trace: bool = False, save_web: str | None = None,
-        max_iterations: int | None = None, web: bool = True) -> dict:
+        max_iterations: int | None = None, web: bool = True, searcher=None) -> dict:
     """{answer, metadata, sources} (see response.py). Never raises for a missing key or a
-    failing model/web service: those become warnings; bad input raises InputError."""
+    failing model/web service: those become warnings; bad input raises InputError.
+    Pass a live `searcher` (the MCP server does) to reuse its warm index and model."""
     from doc4llm.search.engine import Searcher
 
     start = time.perf_counter()
@@ -32,7 +33,9 @@ def ask(question: str, *, docs_dir: str | Path | None = None, sets: list[str] | 
     if max_iterations:
         config = dataclasses.replace(config, max_iterations=max_iterations)
     docs = resolve_docs_dir(docs_dir)
-    searcher = Searcher(docs)
+    own_searcher = searcher is None
+    if own_searcher:
+        searcher = Searcher(docs)
 
     def search_fn(query: str) -> dict:
         # over-fetch so the LLM reranker has candidates to promote into the top k
@@ -45,7 +48,8 @@ def ask(question: str, *, docs_dir: str | Path | None = None, sets: list[str] | 
     try:
         outcome = run_ask(question, deps)
     finally:
-        searcher.close()
+        if own_searcher:
+            searcher.close()
     saved = None
     if save_web:
         if outcome.book.web:

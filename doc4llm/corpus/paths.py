@@ -25,8 +25,12 @@ _SET_NAME = re.compile(r"^[^@/\\\x00]+@[^@/\\\x00]+$")
 
 
 def resolve_docs_dir(option: str | os.PathLike | None = None) -> Path:
-    """Flag, then DOC4LLM_DOCS_DIR, then ./md_docs."""
-    raw = option or os.environ.get(DOCS_DIR_ENV) or "md_docs"
+    """Flag, then DOC4LLM_DOCS_DIR, then doc4llm.yaml `docs_dir`, then ./md_docs."""
+    raw = option or os.environ.get(DOCS_DIR_ENV)
+    if not raw:
+        from doc4llm.config import setting
+
+        raw = setting("docs_dir") or "md_docs"
     return Path(raw).expanduser().resolve()
 
 

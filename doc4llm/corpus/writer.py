@@ -55,7 +55,8 @@ def load_set_metadata(set_dir: Path) -> dict:
     if not path.is_file():
         return {}
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8", errors="replace")) or {}
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        data = yaml.load(path.read_text(encoding="utf-8", errors="replace"), Loader=loader) or {}
     except yaml.YAMLError:
         return {}
     return data if isinstance(data, dict) else {}
@@ -102,6 +103,8 @@ class SetWriter:
         if folder and not (self.set_dir / folder).is_dir():
             folder = None  # deleted by hand: recreate (possibly under a new name)
         if not folder:
+            folder = self._orphan_for(title, source)
+        if not folder:
             folder = unique_folder_name(sanitize_folder_name(title), self._taken, folded=True)
         page_dir = safe_join(self.set_dir, folder)
 
@@ -134,6 +137,36 @@ class SetWriter:
         self._records()[self._rec_id(key)] = rec
         return PageWrite(folder, status)
 
+    def _orphan_for(self, title: str, source: str) -> str | None:
+        """A folder this writer made in a run that died before `finish` recorded it:
+        same title-derived name, no record, and a docContent.md with this exact source line.
+        Adopting it avoids a `Title (2)` copy after a crash."""
+        recorded = {r.get("folder") for r in self._records().values() if isinstance(r, dict)}
+        base = sanitize_folder_name(title)
+        for n in range(1, 20):
+            name = base if n == 1 else f"{base} ({n})"
+            page_dir = self.set_dir / name
+            if not page_dir.is_dir():
+                if n > 1:
+                    return None
+                continue
+            if name in recorded:
+                continue
+            try:
+                with open(page_dir / CONTENT_FILE, encoding="utf-8", errors="replace") as fh:
+                    head = [next(fh, "") for _ in range(4)]
+            except OSError:
+                continue
+            if f"> **Source**: {source}\n" in head:
+                return name
+        return None
+
+    def update_extra(self, key: str, extra: dict) -> None:
+        """Refresh a page's stored extra data (e.g. a new ETag) without rewriting it."""
+        rec = self.page_record(key)
+        if rec is not None:
+            rec["extra"] = {**(rec.get("extra") or {}), **extra}
+
     def prune(self, keep_keys: set[str]) -> list[str]:
         """Remove pages this origin wrote earlier whose key is not in `keep_keys`."""
         removed = []
@@ -161,5 +194,6 @@ class SetWriter:
             1 for p in self.set_dir.iterdir() if p.is_dir() and (p / CONTENT_FILE).is_file()
         )
         path = self.set_dir / SET_META_FILE
-        atomic_write_text(path, yaml.safe_dump(self.meta, allow_unicode=True, sort_keys=False))
+        dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+        atomic_write_text(path, yaml.dump(self.meta, Dumper=dumper, allow_unicode=True, sort_keys=False))
         return path

@@ -73,12 +73,16 @@ def _sig(page_dir: Path) -> str:
     return "|".join(parts)
 
 
-def _lock(docs_dir: Path):
+WRITER_WAIT_S = 600.0
+BUSY_READER_WAIT_S = 3.0  # a search behind a long `doc4llm index` uses the current index
+
+
+def _lock(docs_dir: Path, timeout: float = WRITER_WAIT_S):
     from filelock import FileLock
 
     d = index_dir(docs_dir)
     d.mkdir(parents=True, exist_ok=True)
-    return FileLock(str(d / "index.lock"), timeout=600)
+    return FileLock(str(d / "index.lock"), timeout=timeout)
 
 
 def _section_rows(page: Page) -> list[tuple]:
@@ -216,8 +220,13 @@ def sync(
     sets: list[DocSet] | None = None,
     progress: Progress | None = None,
     conn: sqlite3.Connection | None = None,
+    wait: float | None = None,
 ) -> tuple[sqlite3.Connection, SyncReport]:
-    """Bring the lexical index up to date for `sets` (default: all); purge vanished sets."""
+    """Bring the lexical index up to date for `sets` (default: all); purge vanished sets.
+
+    `wait` is how long to wait for another writer (e.g. `doc4llm index` embedding for
+    minutes). Default: a few seconds when an index exists — the caller then keeps the
+    current index rather than block — and the full writer wait when nothing is indexed."""
     t0 = time.perf_counter()
     docs_dir = Path(docs_dir)
     conn = conn or open_store(docs_dir)
@@ -230,30 +239,53 @@ def sync(
         r[0] for r in conn.execute("SELECT DISTINCT set_name FROM pages") if r[0] not in live
     ]
     report.pages_unchanged = same
-    if todo or gone or stale_sets:
-        with _lock(docs_dir):
-            todo, gone, same = _plan(conn, sets)  # re-plan under the lock
+    if not (todo or gone or stale_sets):
+        report.seconds = round(time.perf_counter() - t0, 3)
+        return conn, report
+    if wait is None:
+        indexed = conn.execute("SELECT 1 FROM pages LIMIT 1").fetchone() is not None
+        wait = BUSY_READER_WAIT_S if indexed else WRITER_WAIT_S
+    from filelock import Timeout
+
+    lock = _lock(docs_dir, wait)
+    try:
+        lock.acquire()
+    except Timeout:
+        if progress:
+            progress("another process is updating the index; using the current index")
+        report.seconds = round(time.perf_counter() - t0, 3)
+        return conn, report
+    try:
+        todo, gone, same = _plan(conn, sets)  # re-plan under the lock
+        report.pages_unchanged = same
+        for name in stale_sets:
+            gone.extend(
+                r[0] for r in conn.execute("SELECT id FROM pages WHERE set_name=?", (name,))
+            )
+            conn.execute("DELETE FROM vec_sets WHERE set_name=?", (name,))
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for pid in gone:
+                _delete_page(conn, pid)
+            for i, (ds, page, sig, pid) in enumerate(todo, 1):
+                report.sections += _write_page(conn, ds, page, sig, pid)
+                if pid is None:
+                    report.pages_added += 1
+                else:
+                    report.pages_updated += 1
+                if progress and (i % 25 == 0 or i == len(todo)):
+                    progress(f"indexed {i}/{len(todo)} pages")
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        report.pages_removed = len(gone)
+        if stale_sets:
+            from doc4llm.index.vectors import drop_vector_files
+
             for name in stale_sets:
-                gone.extend(
-                    r[0] for r in conn.execute("SELECT id FROM pages WHERE set_name=?", (name,))
-                )
-                conn.execute("DELETE FROM vec_sets WHERE set_name=?", (name,))
-            conn.execute("BEGIN IMMEDIATE")
-            try:
-                for pid in gone:
-                    _delete_page(conn, pid)
-                for i, (ds, page, sig, pid) in enumerate(todo, 1):
-                    report.sections += _write_page(conn, ds, page, sig, pid)
-                    if pid is None:
-                        report.pages_added += 1
-                    else:
-                        report.pages_updated += 1
-                    if progress and (i % 25 == 0 or i == len(todo)):
-                        progress(f"indexed {i}/{len(todo)} pages")
-                conn.execute("COMMIT")
-            except BaseException:
-                conn.execute("ROLLBACK")
-                raise
-            report.pages_removed = len(gone)
+                drop_vector_files(docs_dir, name)
+    finally:
+        lock.release()
     report.seconds = round(time.perf_counter() - t0, 3)
     return conn, report

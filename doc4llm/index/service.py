@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from doc4llm.corpus.model import select_sets
 from doc4llm.errors import NotFoundError
-from doc4llm.index.build import _lock, sync
+from doc4llm.index.build import WRITER_WAIT_S, _lock, sync
 
 
 def build_index(docs_dir: Path, sets: list[str] | None = None, *, embedder: str | None = None,
@@ -17,13 +18,14 @@ def build_index(docs_dir: Path, sets: list[str] | None = None, *, embedder: str 
     chosen = select_sets(docs_dir, sets)
     if not chosen:
         raise NotFoundError(f"no doc sets in {docs_dir}", hint="import one: doc4llm import PATH --set NAME@VER")
-    conn, report = sync(docs_dir, chosen, progress=progress)
+    conn, report = sync(docs_dir, chosen, progress=progress, wait=WRITER_WAIT_S)  # a writer waits its turn
     out: dict = {"lexical": report.to_dict(), "vectors": {}}
     if vectors:
+        from doc4llm.config import setting
         from doc4llm.index.embedders import get_embedder
         from doc4llm.index.vectors import build_vectors
 
-        emb = get_embedder(embedder)
+        emb = get_embedder(embedder or os.environ.get("DOC4LLM_EMBEDDER") or setting("search", "embedder"))
         if emb is not None:
             out["embedder"] = emb.id
             with _lock(docs_dir):

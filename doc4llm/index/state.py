@@ -15,7 +15,9 @@ def index_states(docs_dir: Path) -> dict[str, str]:
         out = {}
         for name, n in conn.execute("SELECT set_name, count(*) FROM sections GROUP BY set_name"):
             done = conn.execute("SELECT count(*) FROM vec_done WHERE set_name=?", (name,)).fetchone()[0]
-            out[name] = f"{n} sections, vectors {done}/{n}"
+            emb = conn.execute("SELECT embedder FROM vec_sets WHERE set_name=?", (name,)).fetchone()
+            # which embedder made the vectors: another one (--embedder) cannot use them
+            out[name] = f"{n} sections, vectors {done}/{n}" + (f" ({emb[0]})" if emb and emb[0] else "")
         return out
     finally:
         conn.close()

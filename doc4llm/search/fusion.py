@@ -15,16 +15,15 @@ VEC_FLOOR = 0.74
 VEC_CEIL = 0.90
 
 WEIGHTS = {
-    "bm25": 0.34,
-    "vector": 0.20,
-    "passage": 0.20,
+    "bm25": 0.25,
+    "vector": 0.50,
     "head": 0.12,
     "L1": 0.06,
     "L2": 0.08,
-    "L3.2": 0.06,
+    "L3.2": 0.10,
 }
 # a signal "found" a candidate when its normalized score reaches this
-FOUND_AT = {"bm25": 0.35, "vector": 0.45, "passage": 0.5, "head": 0.5, "L1": 0.7, "L2": 0.5, "L3.1": 0.5, "L3.2": 0.5}
+FOUND_AT = {"bm25": 0.35, "vector": 0.45, "head": 0.5, "L1": 0.7, "L2": 0.5, "L3.1": 0.5, "L3.2": 0.5}
 
 
 def vec_scale(cos: float) -> float:
@@ -49,7 +48,7 @@ def normalize(signals: dict[str, dict[int, float]]) -> dict[int, Candidate]:
         for sid, raw in scores.items():
             if name == "bm25":
                 norm = raw / top if top > 0 else 0.0
-            elif name in ("vector", "head", "passage"):
+            elif name in ("vector", "head"):
                 norm = vec_scale(raw)
             else:
                 norm = max(0.0, min(1.0, raw))

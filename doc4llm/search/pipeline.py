@@ -13,7 +13,10 @@ from doc4llm.search.options import options_for
 from doc4llm.search.rerank import rerank
 from doc4llm.search.results import drop_family_duplicates, to_result
 
+OFF_DOMAIN_FACTOR = 0.8
+KEEP_LOW_UNTIL = 3  # low-relevance results are dropped after this many results
 L1_THRESHOLD = 0.55  # the seed's 0.7 on our fused 0..1 L1 scale (fuzzy*0.5 + vector*0.5)
+L1_FUZZY_THRESHOLD = 0.85  # without vectors L1 is rapidfuzz alone: ask for a near-literal title
 
 
 def _ms(t: float) -> float:
@@ -32,14 +35,11 @@ def _vector_signals(searcher, qa: QueryAnalysis, sets: list[str], n: int, timing
     if qv is None:
         return {}
     t = time.perf_counter()
-    out: dict[str, dict[int, float]] = {"vector": {}, "head": {}, "passage": {}}
-    kinds = {"vector": "body", "head": "head", "passage": "passage"}
+    out: dict[str, dict[int, float]] = {"vector": {}, "head": {}}
     for idx in loaded.values():
-        for name, kind in kinds.items():
-            for sid, sim, pno in search_vectors(idx, kind, qv, n):
+        for name, kind in (("vector", "body"), ("head", "head")):
+            for sid, sim in search_vectors(idx, kind, qv, n):
                 out[name][sid] = sim
-                if pno is not None:
-                    searcher.matched_passage[sid] = pno
     timing["vector_search"] = _ms(t)
     return out
 
@@ -50,6 +50,7 @@ def gather(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, n: int, 
     conn = searcher.conn
     sig: dict[str, dict[int, float]] = {}
     t = time.perf_counter()
+    l1_has_vectors = False
     domain = [s for s in qa.domain_sets if s in sets]
     if strategy in ("auto", "bm25"):
         sig["bm25"] = levels.bm25(conn, qa, sets, limit=n)
@@ -65,12 +66,17 @@ def gather(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, n: int, 
     if strategy in ("auto", "vector", "L1", "cascade"):
         vec = _vector_signals(searcher, qa, sets, n, timing)
         if strategy in ("auto", "vector"):
-            sig.update({k: v for k, v in vec.items() if k in ("vector", "passage") or strategy == "auto"})
+            sig.update({k: v for k, v in vec.items() if k == "vector" or strategy == "auto"})
         if strategy in ("L1", "cascade", "auto") and vec.get("head"):
             fuzzy = sig.get("L1", {})
             sig["L1"] = {sid: 0.5 * fuzzy.get(sid, 0.0) + 0.5 * _vscale(vec["head"].get(sid, 0.0))
                          for sid in set(fuzzy) | set(vec["head"])}
+            l1_has_vectors = True
+    if l1_has_vectors:
+        sig["_l1_has_vectors"] = {}
     for name, scores in sig.items():
+        if name.startswith("_"):
+            continue
         trace.append({"level": name, "hits": len(scores),
                       "max": round(max(scores.values()), 4) if scores else 0.0})
     return sig
@@ -82,10 +88,12 @@ def _vscale(cos: float) -> float:
     return vec_scale(cos)
 
 
-def _cascade(sig: dict[str, dict[int, float]], trace: list[dict]) -> tuple[str, dict[str, dict[int, float]]]:
+def _cascade(sig: dict[str, dict[int, float]], trace: list[dict],
+             l1_has_vectors: bool) -> tuple[str, dict[str, dict[int, float]]]:
     """The seed's progressive fallback: L1 if good enough, else L2, else L3.1, else L3.2."""
     l1 = sig.get("L1", {})
-    if l1 and max(l1.values()) >= L1_THRESHOLD:
+    threshold = L1_THRESHOLD if l1_has_vectors else L1_FUZZY_THRESHOLD
+    if l1 and max(l1.values()) >= threshold:
         chosen = "L1"
     elif sig.get("L2"):
         chosen = "L2"
@@ -103,8 +111,9 @@ def rank_once(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, timin
     opts = options_for(qa.query_type)
     sig = gather(searcher, qa, sets, strategy, opts.candidates, timing, trace)
     symbols = levels.symbol_match(searcher.conn, qa, sets) if strategy in ("auto", "L3.2") else {}
+    l1_has_vectors = sig.pop("_l1_has_vectors", None) is not None
     if strategy == "cascade":
-        _, sig = _cascade(sig, trace)
+        _, sig = _cascade(sig, trace, l1_has_vectors)
     elif strategy not in ("auto",):
         sig = {strategy if strategy in sig else next(iter(sig), strategy): sig.get(strategy, {})}
     domain_boost = sig.pop("L3.1", {}) if strategy == "auto" else {}
@@ -126,12 +135,13 @@ def rank_once(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, timin
         c.parts["symbol"] = 1.0
         c.score += 0.25
         c.found_by.append("symbol")
-    if qa.domain_sets and strategy == "auto":
+    if qa.domain_sets and strategy == "auto" and set(qa.domain_sets) != set(sets):
+        # L3.1's domain filter, soft: the query names a product, other sets step back
         rows_sets = searcher.section_rows([c.sid for c in ranked[: opts.rerank_depth * 2]])
         for c in ranked:
             r = rows_sets.get(c.sid)
-            if r and r["set_name"] in qa.domain_sets:
-                c.score += 0.05
+            if r and r["set_name"] not in qa.domain_sets:
+                c.score *= OFF_DOMAIN_FACTOR
     ranked.sort(key=lambda c: -c.score)
     rows = searcher.section_rows([c.sid for c in ranked[: max(opts.rerank_depth, 10)]])
     if strategy == "auto":
@@ -189,10 +199,12 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
     ordered = drop_family_duplicates(ordered, rows)[:k]
 
     results = []
-    for i, (c, row) in enumerate(ordered, 1):
-        rel = verdict.relevance_of(c, i)
-        results.append(to_result(i, c, row, searcher.docs_dir, qa.stems, qa.terms, rel, explain,
-                                 chunk=chunks.get(c.sid), passage_no=searcher.matched_passage.get(c.sid)))
+    for c, row in ordered:
+        rel = verdict.relevance_of(c, len(results) + 1)
+        if rel == "low" and len(results) >= KEEP_LOW_UNTIL and not verdict.abstain:
+            continue  # intent filter: past the first few, low-relevance hits are noise
+        results.append(to_result(len(results) + 1, c, row, searcher.docs_dir, qa.stems, qa.terms, rel,
+                                 explain, chunk=chunks.get(c.sid)))
     abstained = verdict.abstain
     guidance = None
     if abstained or verdict.confidence < 60:
@@ -220,6 +232,8 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
         "sets": sets,
         "trace": trace,
     }
+    if explain:
+        out["confidence_features"] = verdict.features
     if context:
         out["context_used"] = context
     return out

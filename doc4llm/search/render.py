@@ -7,11 +7,12 @@ import shlex
 from doc4llm.corpus.sections import estimate_tokens
 
 
-def _result_block(r: dict, snippet_chars: int) -> str:
+def _result_block(r: dict, snippet_chars: int, docs_dir: str | None = None) -> str:
     path = " > ".join(r["heading_path"])
     a, b = r["lines"]
     head = f"{r['rank']}. [{r['relevance']}] {r['doc_set']} / {path}  L{a}-{b} ~{r['tokens']}t  ({','.join(r['found_by'])})"
-    read = f"   read: doc4llm read {shlex.quote(r['page'])} --set {shlex.quote(r['doc_set'])} --lines {a}:{b}"
+    where = f" --docs-dir {shlex.quote(docs_dir)}" if docs_dir else ""
+    read = f"   read: doc4llm read {shlex.quote(r['page'])} --set {shlex.quote(r['doc_set'])} --lines {a}:{b}{where}"
     snip = r["snippet"].replace("\n", " ")
     if len(snip) > snippet_chars:
         snip = snip[:snippet_chars].rsplit(" ", 1)[0] + " …"
@@ -23,7 +24,21 @@ def _result_block(r: dict, snippet_chars: int) -> str:
     return "\n".join(lines)
 
 
-def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False) -> str:
+def _fit(lines: list[str], budget: int) -> list[str]:
+    """The leading lines that fit the budget (the first one always)."""
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        used += estimate_tokens("\n" + line)
+        if kept and used > budget:
+            break
+        kept.append(line)
+    return kept
+
+
+def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, docs_dir: str | None = None) -> str:
+    """`docs_dir`: the --docs-dir the user passed, repeated in each read command so that it
+    runs as printed."""
     out: list[str] = []
     conf = result["confidence"]
     if result["abstained"]:
@@ -51,25 +66,29 @@ def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False) -
             out.append("weak neighbours (not answers):")
     if not result["results"] and not result["abstained"]:
         out.append("no results")
-    budget = max_tokens - estimate_tokens("\n".join(out))
+    tail: list[str] = []
+    used = [x for x in result.get("retried") or [] if x.get("used")]
+    if used:
+        tail.append(f"retried as: {used[0]['query']!r} ({used[0]['kind']})")
+    tail += [f"warning: {w}" for w in result.get("warnings", [])]
+    more = "(+{n} more; raise --max-tokens or use --json)"
+    # every line counts, separators included, and room stays for the tail and the "more" note
+    budget = max_tokens - sum(estimate_tokens("\n" + t) for t in tail) \
+        - estimate_tokens("\n" + more.format(n=len(result["results"])))
+    out = _fit(out, budget)  # guidance lines come in priority order: drop from the end
+    budget -= estimate_tokens("\n".join(out))
     snippet_chars = 220
     for r in result["results"]:
-        block = _result_block(r, snippet_chars)
+        block = _result_block(r, snippet_chars, docs_dir)
         if explain and r.get("explain"):
             block += "\n   score: " + " ".join(f"{k}={v}" for k, v in r["explain"].items())
-        cost = estimate_tokens(block)
+        cost = estimate_tokens("\n" + block)
         if cost > budget:
-            block = _result_block(r, 60)
-            cost = estimate_tokens(block)
+            block = _result_block(r, 60, docs_dir)
+            cost = estimate_tokens("\n" + block)
             if cost > budget:
-                out.append(f"(+{len(result['results']) - r['rank'] + 1} more; raise --max-tokens or use --json)")
+                out.append(more.format(n=len(result["results"]) - r["rank"] + 1))
                 break
         out.append(block)
         budget -= cost
-    if result.get("retried"):
-        used = [x for x in result["retried"] if x.get("used")]
-        if used:
-            out.append(f"retried as: {used[0]['query']!r} ({used[0]['kind']})")
-    for w in result.get("warnings", []):
-        out.append(f"warning: {w}")
-    return "\n".join(out)
+    return "\n".join(out + tail)

@@ -16,9 +16,9 @@ from doc4llm.index.tokenize import stem, tokens
 from doc4llm.search.analyze import QueryAnalysis
 from doc4llm.search.fusion import Candidate
 
-RERANK_WEIGHTS = {"exact": 0.30, "heading": 0.06, "coverage": 0.10}
+RERANK_WEIGHTS = {"exact": 0.30, "heading": 0.06, "coverage": 0.15}
 MIN_WORDS = 5
-EMPTY_FACTOR = 0.6
+EMPTY_FACTOR = 0.5
 
 
 def term_pattern(term: str) -> re.Pattern:

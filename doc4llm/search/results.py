@@ -106,16 +106,8 @@ def rel_path(docs_dir: Path, *parts: str) -> str:
 
 
 def to_result(rank: int, cand, row: dict, docs_dir: Path, query_stems: list[str], terms: list[str],
-              relevance: str, explain: bool, chunk: tuple[int, int] | None = None,
-              passage_no: int | None = None) -> dict:
+              relevance: str, explain: bool, chunk: tuple[int, int] | None = None) -> dict:
     snippet, where = best_passage(row["text"] or "", row["start"], query_stems, terms)
-    if passage_no is not None and not any(term_pattern(t).search(snippet) for t in terms):
-        from doc4llm.index.vectors import section_passages
-
-        ps = section_passages(row["text"] or "", row["start"])
-        lexical_hits = len(set(query_stems) & set(tokens(snippet)))
-        if passage_no < len(ps) and lexical_hits <= 1:  # the passage the embedding matched
-            snippet, where = ps[passage_no][2], [ps[passage_no][0], ps[passage_no][1]]
     lines = [row["start"], row["end"]]
     tok = row["tokens"]
     if chunk:  # a code symbol's own chunk, not the whole block

@@ -18,8 +18,8 @@ from doc4llm.corpus.atomic import atomic_write_text
 from doc4llm.index.store import index_dir
 
 TTL_SECONDS = 30 * 60
-_FOLLOW = re.compile(r"^\s*(and|also|what about|how about|then|same for|what if|but)\b|"
-                     r"\b(it|its|it's|that|this|those|these|them|there|one)\b", re.I)
+_MARKER = re.compile(r"^\s*(and|also|what about|how about|then|same for|what if|but)\b", re.I)
+_PRONOUN = re.compile(r"\b(it|its|them|those|these|that one|this one|the same)\b", re.I)
 
 
 @dataclass
@@ -28,7 +28,10 @@ class Session:
     turns: list[dict] = field(default_factory=list)
 
     def is_follow_up(self, query: str) -> bool:
-        return bool(self.turns) and len(query.split()) <= 8 and bool(_FOLLOW.search(query))
+        if not self.turns:
+            return False
+        words = len(query.split())
+        return (words <= 8 and bool(_MARKER.search(query))) or (words <= 6 and bool(_PRONOUN.search(query)))
 
     def enrich(self, query: str) -> tuple[str, str | None]:
         """(query to search, context used or None)."""

