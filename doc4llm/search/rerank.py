@@ -19,6 +19,7 @@ from doc4llm.search.fusion import Candidate
 RERANK_WEIGHTS = {"exact": 0.30, "heading": 0.06, "coverage": 0.15}
 MIN_WORDS = 5
 EMPTY_FACTOR = 0.5
+INTRO_FACTOR = 0.8
 
 
 def term_pattern(term: str) -> re.Pattern:
@@ -67,6 +68,11 @@ def rerank(qa: QueryAnalysis, cands: list[Candidate], rows: dict[int, dict], dep
         if (row.get("words") or 0) < MIN_WORDS:  # a container heading with no text of its own
             c.score *= EMPTY_FACTOR
             f["empty"] = 1.0
+        elif row.get("level") and len(row["heading_path"]) == 1:
+            # a page's intro matches every query about the page (its title is every
+            # section's path); the section that answers should win
+            c.score *= INTRO_FACTOR
+            f["intro"] = 1.0
         for k, v in f.items():
             c.parts[f"rerank.{k}"] = round(v, 3)
         if f.get("exact", 0) >= 1.0 and "exact" not in c.found_by:
