@@ -24,12 +24,13 @@ from doc4llm.evaluation import _grade, load_queries, roc_auc  # noqa: E402
 from doc4llm.search.engine import Searcher  # noqa: E402
 
 
-def collect(pairs: list[tuple[str, str]]) -> list[dict]:
+def collect(pairs: list[list[str]]) -> list[dict]:
     rows = []
-    for qfile, docs in pairs:
-        searcher = Searcher(docs, quiet=True)
+    for spec in pairs:
+        qfile, docs = spec[0], spec[1]
+        searcher = Searcher(docs, quiet=True, embedder=spec[2] if len(spec) > 2 else None)
         for q in load_queries(qfile):
-            res = searcher.search(q["query"], k=5, explain=True, retry=False)
+            res = searcher.search(q["query"], k=5, explain=True)
             feats = res.get("confidence_features") or {}
             grades = _grade(res["results"], q["labels"])
             rows.append({"file": Path(qfile).name, "query": q["query"], "kind": q["kind"],
@@ -62,18 +63,18 @@ def fit(rows: list[dict], l2: float, steps: int = 4000, lr: float = 0.1) -> tupl
 def confidence(row: dict, bias: float, coef: dict) -> float:
     z = bias + sum(coef.get(k, 0.0) * v for k, v in row["features"].items())
     c = 100 / (1 + math.exp(-max(-30, min(30, z))))
-    return min(c, 15.0) if row["capped"] else c
+    return min(c, 10.0) if row["capped"] else c
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("pairs", nargs="+", help="QUERIES.json=DOCS_DIR")
+    ap.add_argument("pairs", nargs="+", help="QUERIES.json=DOCS_DIR[=EMBEDDER] (EMBEDDER none: lexical-only rows)")
     ap.add_argument("--l2", type=float, default=0.05)
     ap.add_argument("--max-answerable-abstain", type=float, default=0.05)
     ap.add_argument("--write", action="store_true")
     ap.add_argument("--dump", help="save the collected rows as JSON")
     args = ap.parse_args()
-    rows = collect([tuple(p.split("=", 1)) for p in args.pairs])
+    rows = collect([p.split("=", 2) for p in args.pairs])
     if args.dump:
         Path(args.dump).write_text(json.dumps(rows, indent=1))
     bias, coef = fit(rows, args.l2)

@@ -169,9 +169,9 @@ def main() -> int:
                     p = os.path.join(args.docs_dir, lab["set"], lab["page"], "docContent.md")
                     with open(p, encoding="utf-8") as f:
                         lines = f.read().splitlines()
-                    body = [l for l in lines[hits[0]:hits[0] + 12] if l.strip()][:4]
-                    for l in body:
-                        print("       | " + l[:150])
+                    body = [ln for ln in lines[hits[0]:hits[0] + 12] if ln.strip()][:4]
+                    for ln in body:
+                        print("       | " + ln[:150])
 
     total = len(data["queries"])
     print(f"{total} queries: " + ", ".join(f"{k}={counts.get(k, 0)}" for k in sorted(KINDS)))

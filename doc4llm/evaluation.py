@@ -132,6 +132,14 @@ def roc_auc(pos: list[float], neg: list[float]) -> float | None:
 def run_eval(path: str | Path, *, docs_dir: Path, sets: list[str] | None = None, k: int = 5,
              strategy: str = "auto", embedder: str | None = None) -> dict:
     queries = load_queries(path)
+    if (embedder or "").lower() != "none":
+        # the numbers must not depend on how far an earlier run got with the vectors
+        import sys
+
+        from doc4llm.index.service import build_index
+
+        build_index(Path(docs_dir), sets, embedder=embedder,
+                    progress=lambda m: print(f"doc4llm: {m}", file=sys.stderr))
     searcher = Searcher(docs_dir, embedder=embedder, quiet=True)
     searcher.search("warm up", sets=sets, k=1)  # index build and model load are not query latency
     rows = []

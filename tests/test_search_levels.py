@@ -59,9 +59,6 @@ def test_each_lexical_strategy_alone_finds_the_section(searcher, strategy):
         assert len(top["found_by"]) >= 2  # several signals agree
 
 
-@pytest.mark.xfail(reason="pipeline.py: without vectors the cascade compares fuzzy-only L1 (goroutines ~ "
-                          "'Operations' = 0.6) with L1_THRESHOLD 0.55, calibrated for fuzzy+vector; reported to the lead",
-                   strict=False)
 def test_cascade_falls_through_to_content_grep(searcher):
     """A word only in body text (no heading has it) is answered by L3.2."""
     res = searcher.search("goroutines", sets=[MDMEM_SET], k=3, strategy="cascade")
@@ -133,7 +130,7 @@ def test_identifier_queries_rank_the_right_section_first(searcher, query, path):
     res = searcher.search(query, sets=[MDMEM_SET], k=5)
     assert res["results"][0]["heading_path"] == path
     assert not res["abstained"]
-    assert res["results"][0]["relevance"] == "high"
+    assert res["results"][0]["relevance"] in ("high", "medium")  # calibrated: lexical-only is less sure
 
 
 def test_identifier_query_through_the_cli(docs):

@@ -7,7 +7,7 @@ import click
 from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option, warn
 
 
-@click.command("ask")
+@click.command("ask", context_settings={"ignore_unknown_options": True})
 @click.argument("question")
 @docs_dir_option
 @click.option("--set", "sets", multiple=True, metavar="NAME@VER",

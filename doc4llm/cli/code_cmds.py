@@ -80,7 +80,7 @@ def _text_arg(text: str) -> str:
     return text
 
 
-@click.command("example")
+@click.command("example", context_settings={"ignore_unknown_options": True})
 @click.argument("task")
 @set_option
 @no_llm_option
@@ -115,7 +115,7 @@ def example_cmd(task: str, sets: tuple[str, ...], no_llm: bool, docs_dir: str | 
         click.echo(line)
 
 
-@click.command("explain-error")
+@click.command("explain-error", context_settings={"ignore_unknown_options": True})
 @click.argument("text", metavar="TEXT|-")
 @set_option
 @click.option("-k", "k", type=click.IntRange(1, 20), default=5, show_default=True, help="Sections to return.")

@@ -48,7 +48,7 @@ def index_cmd(sets: tuple[str, ...], embedder: str | None, no_vectors: bool, doc
     click.echo(f"total {report['seconds']}s")
 
 
-@click.command("search")
+@click.command("search", context_settings={"ignore_unknown_options": True})
 @click.argument("query")
 @set_option
 @click.option("-k", "k", default=5, show_default=True, help="Number of results.")

@@ -215,6 +215,38 @@ def _plan(conn: sqlite3.Connection, sets: list[DocSet]) -> tuple[list, list[int]
     return todo, gone, same
 
 
+def _sync_set_summaries(conn: sqlite3.Connection, sets: list[DocSet]) -> None:
+    """Keep each set's metadata summary (source URLs) in the index, re-read only when its
+    YAML changes: parsing a big set YAML on every search cost 100-600 ms."""
+    from doc4llm.corpus.paths import SET_META_FILE
+
+    for ds in sets:
+        try:
+            st = (ds.path / SET_META_FILE).stat()
+            stamp = f"{st.st_size}:{st.st_mtime_ns}"
+        except OSError:
+            stamp = "-"
+        key = f"set_summary:{ds.name}"
+        row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+        if row and json.loads(row[0]).get("stamp") == stamp:
+            continue
+        origins = {}
+        for name, origin in ((ds.metadata.get("origins") or {}) if stamp != "-" else {}).items():
+            if isinstance(origin, dict):
+                origins[name] = {k: origin[k] for k in ("root_url", "root") if k in origin}
+        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                     (key, json.dumps({"stamp": stamp, "origins": origins})))
+
+
+def set_summaries(conn: sqlite3.Connection, names: list[str]) -> dict[str, dict]:
+    """{set name: {"origins": {...}}} as recorded by the last sync."""
+    out = {}
+    for name in names:
+        row = conn.execute("SELECT value FROM meta WHERE key=?", (f"set_summary:{name}",)).fetchone()
+        out[name] = json.loads(row[0]) if row else {}
+    return out
+
+
 def sync(
     docs_dir: Path,
     sets: list[DocSet] | None = None,
@@ -233,6 +265,7 @@ def sync(
     all_sets = list_sets(docs_dir)
     sets = all_sets if sets is None else sets
     report = SyncReport(sets=[s.name for s in sets])
+    _sync_set_summaries(conn, sets)
     todo, gone, same = _plan(conn, sets)
     live = {s.name for s in all_sets}
     stale_sets = [

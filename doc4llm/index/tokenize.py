@@ -48,15 +48,22 @@ def stem(word: str) -> str:
     return s.stemWord(word) if s else word
 
 
+_INNER_CAP = re.compile(r"[a-z][A-Z]")
+_LONG_CAPS = re.compile(r"[A-Z][A-Z0-9]{3,}")  # ENOSPC, SIGHUP; not RAM, CPU, API
+_DOTTED = re.compile(r"\w\.\w")
+_NUMBER = re.compile(r"[\d.]+")
+_FOLD = re.compile(r"[\-./]+")
+
+
 def is_identifier(raw: str) -> bool:
-    """Code-shaped: has _ or -, inner capitals, dots between words, or is ALL CAPS >= 3."""
+    """Code-shaped: has _ or -, inner capitals, dots between words, or is ALL CAPS >= 4."""
     if len(raw) < 2:
         return False
-    if "_" in raw or raw.startswith("-") or re.search(r"[a-z][A-Z]", raw):
+    if "_" in raw or raw.startswith("-") or _INNER_CAP.search(raw):
         return True
-    if re.fullmatch(r"[A-Z][A-Z0-9]{3,}", raw):  # ENOSPC, SIGHUP; not RAM, CPU, API
+    if _LONG_CAPS.fullmatch(raw):
         return True
-    return bool(re.search(r"\w\.\w", raw) and not re.fullmatch(r"[\d.]+", raw))
+    return bool(_DOTTED.search(raw) and not _NUMBER.fullmatch(raw))
 
 
 def _parts(raw: str) -> list[str]:
@@ -67,7 +74,23 @@ def _parts(raw: str) -> list[str]:
 
 
 def fold_identifier(raw: str) -> str:
-    return re.sub(r"[\-./]+", "_", raw.strip("-./")).lower()
+    return _FOLD.sub("_", raw.strip("-./")).lower()
+
+
+@lru_cache(maxsize=200_000)
+def _word_tokens(raw: str, keep_stopwords: bool) -> tuple[str, ...]:
+    """Tokens of one word as written (cached: documents repeat their words)."""
+    ident = is_identifier(raw) or "-" in raw[1:]
+    parts = _parts(raw)
+    if ident and len(parts) > 1:
+        out = [fold_identifier(raw)]
+    elif ident and len(parts) == 1:
+        s = stem(parts[0])
+        return (parts[0], s) if s != parts[0] else (parts[0],)
+    else:
+        out = []
+    out.extend(stem(p) for p in parts if keep_stopwords or p not in STOPWORDS)
+    return tuple(out)
 
 
 def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
@@ -79,19 +102,7 @@ def tokens(text: str, *, keep_stopwords: bool = False) -> list[str]:
             continue
         if m.start() >= 2 and text[m.start() - 2 : m.start()] == "--":
             raw = "--" + raw
-        ident = is_identifier(raw) or "-" in raw[1:]
-        parts = _parts(raw)
-        if ident and len(parts) > 1:
-            out.append(fold_identifier(raw))
-        elif ident and len(parts) == 1:
-            out.append(parts[0])
-            if stem(parts[0]) != parts[0]:
-                out.append(stem(parts[0]))
-            continue
-        for p in parts:
-            if not keep_stopwords and p in STOPWORDS:
-                continue
-            out.append(stem(p))
+        out.extend(_word_tokens(raw, keep_stopwords))
     return out
 
 

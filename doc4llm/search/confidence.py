@@ -15,7 +15,7 @@ the three factors reported to users:
 
 One rule sits on top of the model: a code-shaped term (HELIOS_REPLICATION_FACTOR,
 --enable-tls, maxItemErrors) that appears nowhere in the chosen doc sets caps
-confidence at 15, because the docs cannot document what they never name.
+confidence below the abstention threshold, because the docs cannot document what they never name.
 """
 
 from __future__ import annotations
@@ -23,14 +23,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from doc4llm.index.tokenize import fold_identifier, is_strong_identifier, stem, tokens
+from doc4llm.index.tokenize import fold_identifier, is_strong_identifier, stem
 from doc4llm.search.analyze import QueryAnalysis
 from doc4llm.search.calibration import ABSTAIN_BELOW, BIAS, COEFFICIENTS
 from doc4llm.search.fusion import Candidate
 from doc4llm.search.rerank import term_pattern
 
 HIGH_AT, MEDIUM_AT = 0.8, 0.5
-ABSENT_TERM_CAP = 15
+ABSENT_TERM_CAP = 10
 
 
 @dataclass
@@ -58,7 +58,7 @@ def _df(conn, token: str, sets: list[str]) -> int:
     marks = ",".join("?" * len(sets))
     row = conn.execute(
         f"SELECT count(*) FROM sec_fts JOIN sections s ON s.id = sec_fts.rowid"
-        f" WHERE sec_fts MATCH ? AND s.set_name IN ({marks})",
+        f" WHERE sec_fts MATCH ? AND +s.set_name IN ({marks})",
         ['"' + token.replace('"', "") + '"', *sets]).fetchone()
     return int(row[0]) if row else 0
 
@@ -73,6 +73,13 @@ def _text_of(row: dict) -> str:
     return (row["text"] or "") + " " + " ".join(row["heading_path"]) + " " + (row.get("page_title") or "")
 
 
+def _stored_tokens(rows: list[dict]) -> set[str]:
+    out: set[str] = set()
+    for r in rows:
+        out.update(f"{r.get('tok_title') or ''} {r.get('tok_path') or ''} {r.get('tok_body') or ''}".split())
+    return out
+
+
 def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int, dict],
                      sets: list[str]) -> tuple[dict, dict]:
     """(features, coverage report) for the current ranking."""
@@ -82,7 +89,8 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
     top_rows = [rows[c.sid] for c in ranked[:3] if c.sid in rows]
     first = _text_of(top_rows[0]) if top_rows else ""
     top3 = "\n".join(_text_of(r) for r in top_rows)
-    first_toks, top3_toks = set(tokens(first)), set(tokens(top3))
+    first_toks = _stored_tokens(top_rows[:1]) if top_rows else set()
+    top3_toks = _stored_tokens(top_rows)
 
     covered, uncovered, nowhere = [], [], []
     w_all = w_first = w_top3 = w_absent = 0.0
@@ -156,8 +164,8 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
                        {"covered": [], "uncovered": qa.concepts, "absent_from_docs": []})
     feats, report = compute_features(searcher, qa, ranked, rows, sets)
     conf = 100.0 * probability(feats)
-    if report["strong_absent"]:
-        conf = min(conf, ABSENT_TERM_CAP)
+    if report["strong_absent"]:  # always below the abstention threshold
+        conf = min(conf, ABSENT_TERM_CAP, ABSTAIN_BELOW - 1)
     conf_i = int(round(max(0.0, min(100.0, conf))))
     abstain = conf_i < ABSTAIN_BELOW
     factors = {

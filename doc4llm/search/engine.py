@@ -22,7 +22,7 @@ from doc4llm.search.analyze import QueryAnalysis, analyze
 
 MAX_QUERY_CHARS = 1000
 STRATEGIES = ("auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector")
-AUTO_EMBED_MAX_SECTIONS = int(os.environ.get("DOC4LLM_AUTO_EMBED_MAX", "300"))
+AUTO_EMBED_MAX_SECTIONS = int(os.environ.get("DOC4LLM_AUTO_EMBED_MAX", "64"))  # ~10 s at most
 
 
 def _log(msg: str) -> None:
@@ -159,7 +159,10 @@ class Searcher:
         chosen = [s.name for s in select_sets(self.docs_dir, sets)]
         timing: dict = {}
         self.prepare(chosen, timing)
-        qa: QueryAnalysis = analyze(query, [(s.name, s.metadata) for s in all_sets if s.name in chosen],
+        from doc4llm.index.build import set_summaries
+
+        summaries = set_summaries(self._conn, chosen)
+        qa: QueryAnalysis = analyze(query, [(name, summaries.get(name)) for name in chosen],
                                     forced_type=query_type)
         result = run_search(self, qa, chosen, k=k, strategy=strategy, explain=explain, retry=retry,
                             timing=timing, context=context)
@@ -171,8 +174,10 @@ class Searcher:
         if not ids:
             return {}
         rows = self._conn.execute(
-            "SELECT s.*, p.title AS page_title, p.source AS page_source FROM sections s"
-            f" JOIN pages p ON p.id = s.page_id WHERE s.id IN ({','.join('?' * len(ids))})", ids).fetchall()
+            "SELECT s.*, p.title AS page_title, p.source AS page_source,"
+            " f.title AS tok_title, f.path AS tok_path, f.body AS tok_body FROM sections s"
+            " JOIN pages p ON p.id = s.page_id JOIN sec_fts f ON f.rowid = s.id"
+            f" WHERE s.id IN ({','.join('?' * len(ids))})", ids).fetchall()
         out = {}
         for r in rows:
             d = dict(r)

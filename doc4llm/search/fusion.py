@@ -15,12 +15,12 @@ VEC_FLOOR = 0.74
 VEC_CEIL = 0.90
 
 WEIGHTS = {
-    "bm25": 0.25,
-    "vector": 0.50,
-    "head": 0.12,
+    "bm25": 0.30,
+    "vector": 0.45,
+    "head": 0.06,
     "L1": 0.06,
-    "L2": 0.08,
-    "L3.2": 0.10,
+    "L2": 0.04,
+    "L3.2": 0.05,
 }
 # a signal "found" a candidate when its normalized score reaches this
 FOUND_AT = {"bm25": 0.35, "vector": 0.45, "head": 0.5, "L1": 0.7, "L2": 0.5, "L3.1": 0.5, "L3.2": 0.5}

@@ -21,10 +21,10 @@ def project_name(set_name: str) -> str:
 
 def site_of(searcher, set_name: str) -> str | None:
     """The documentation host of a set: its scrape root URL, else a page source URL."""
-    from doc4llm.corpus.model import DocSet
+    from doc4llm.index.build import set_summaries
 
-    ds = DocSet(searcher.docs_dir / set_name)
-    for origin in (ds.metadata.get("origins") or {}).values():
+    summary = set_summaries(searcher.conn, [set_name]).get(set_name) or {}
+    for origin in (summary.get("origins") or {}).values():
         if isinstance(origin, dict) and origin.get("root_url"):
             return urlsplit(origin["root_url"]).netloc or None
     row = searcher.conn.execute(

@@ -24,8 +24,11 @@ from doc4llm.index.tokenize import fold_identifier, tokens
 from doc4llm.search.analyze import QueryAnalysis
 
 
-def _set_clause(sets: list[str]) -> tuple[str, list[str]]:
-    return f"s.set_name IN ({','.join('?' * len(sets))})", list(sets)
+def _set_clause(sets: list[str], fts: bool = True) -> tuple[str, list[str]]:
+    """With an FTS MATCH, `+` keeps SQLite from driving the query by the set index (which
+    evaluated MATCH row by row: 23 ms -> 0.2 ms on one set, 2 s -> 30 ms at 20k sections)."""
+    col = "+s.set_name" if fts else "s.set_name"
+    return f"{col} IN ({','.join('?' * len(sets))})", list(sets)
 
 
 def _fts_or(query_tokens: list[str], column: str | None = None) -> str:
@@ -74,21 +77,35 @@ def toc_grep(conn: sqlite3.Connection, qa: QueryAnalysis, sets: list[str], limit
     return dict(sorted(out.items(), key=lambda x: -x[1])[:limit])
 
 
+_TITLE_CACHE: dict[tuple, dict[int, str]] = {}
+
+
+def searcher_titles(conn: sqlite3.Connection, sets: list[str]) -> dict[int, str]:
+    """(id, lower-cased title) of every heading in the sets, cached per index state
+    (total section count and max id change whenever the index does)."""
+    where, params = _set_clause(sets, fts=False)
+    stamp = conn.execute(f"SELECT count(*), max(s.id) FROM sections s WHERE {where}", params).fetchone()
+    key = (id(conn), tuple(sets), tuple(stamp))
+    if key not in _TITLE_CACHE:
+        _TITLE_CACHE.clear()
+        _TITLE_CACHE[key] = {r[0]: (r[1] or "").lower() for r in conn.execute(
+            f"SELECT s.id, s.title FROM sections s WHERE {where} AND s.level > 0", params)}
+    return _TITLE_CACHE[key]
+
+
 def title_match(conn: sqlite3.Connection, qa: QueryAnalysis, sets: list[str], limit: int = 40) -> dict[int, float]:
     """L1 (lexical half): fuzzy match of the query to heading titles, 0..1."""
     from rapidfuzz import fuzz, process
 
     if not sets:
         return {}
-    where, params = _set_clause(sets)
-    rows = conn.execute(f"SELECT s.id, s.title FROM sections s WHERE {where} AND s.level > 0",
-                        params).fetchall()
+    rows = searcher_titles(conn, sets)
     if not rows:
         return {}
-    query = " ".join(qa.keywords) or qa.raw
-    choices = {r[0]: r[1] for r in rows}
+    query = (" ".join(qa.keywords) or qa.raw).lower()
+    choices = rows
     hits = process.extract(query, choices, scorer=fuzz.token_set_ratio, limit=limit,
-                           processor=lambda s: s.lower(), score_cutoff=55)
+                           processor=None, score_cutoff=55)
     return {key: score / 100.0 for _, score, key in hits}
 
 

@@ -13,7 +13,7 @@ from doc4llm.search.options import options_for
 from doc4llm.search.rerank import rerank
 from doc4llm.search.results import drop_family_duplicates, to_result
 
-OFF_DOMAIN_FACTOR = 0.8
+OFF_DOMAIN_FACTOR = 0.5
 KEEP_LOW_UNTIL = 3  # low-relevance results are dropped after this many results
 L1_THRESHOLD = 0.55  # the seed's 0.7 on our fused 0..1 L1 scale (fuzzy*0.5 + vector*0.5)
 L1_FUZZY_THRESHOLD = 0.85  # without vectors L1 is rapidfuzz alone: ask for a near-literal title
@@ -150,6 +150,15 @@ def rank_once(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, timin
     return ranked, rows, {sid: (a, b) for sid, (_, a, b) in symbols.items()}
 
 
+def context_lines(conn, row: dict, window: int) -> list[int]:
+    """Line range covering the section and `window` neighbouring sections on each side
+    (type-aware expansion: concept questions get more surrounding prose)."""
+    lo, hi = conn.execute(
+        "SELECT min(start), max(end) FROM sections WHERE page_id=? AND idx BETWEEN ? AND ? AND level > 0",
+        (row["page_id"], row["idx"] - window, row["idx"] + window)).fetchone()
+    return [min(lo or row["start"], row["start"]), max(hi or row["end"], row["end"])]
+
+
 def alternatives(qa: QueryAnalysis) -> list[tuple[str, str]]:
     """Corrective retry queries: (kind, query)."""
     alts: list[tuple[str, str]] = []
@@ -203,8 +212,12 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
         rel = verdict.relevance_of(c, len(results) + 1)
         if rel == "low" and len(results) >= KEEP_LOW_UNTIL and not verdict.abstain:
             continue  # intent filter: past the first few, low-relevance hits are noise
-        results.append(to_result(len(results) + 1, c, row, searcher.docs_dir, qa.stems, qa.terms, rel,
-                                 explain, chunk=chunks.get(c.sid)))
+        res = to_result(len(results) + 1, c, row, searcher.docs_dir, qa.stems, qa.terms, rel,
+                        explain, chunk=chunks.get(c.sid))
+        window = options_for(qa.query_type).expand
+        if window and c.sid not in chunks:
+            res["context_lines"] = context_lines(searcher.conn, row, window)
+        results.append(res)
     abstained = verdict.abstain
     guidance = None
     if abstained or verdict.confidence < 60:

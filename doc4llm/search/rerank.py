@@ -16,10 +16,10 @@ from doc4llm.index.tokenize import stem, tokens
 from doc4llm.search.analyze import QueryAnalysis
 from doc4llm.search.fusion import Candidate
 
-RERANK_WEIGHTS = {"exact": 0.30, "heading": 0.06, "coverage": 0.15}
+RERANK_WEIGHTS = {"exact": 0.20, "heading": 0.06, "coverage": 0.05}
 MIN_WORDS = 5
-EMPTY_FACTOR = 0.5
-INTRO_FACTOR = 0.8
+EMPTY_FACTOR = 0.6
+INTRO_FACTOR = 0.9
 
 
 def term_pattern(term: str) -> re.Pattern:
@@ -44,10 +44,10 @@ def features(qa: QueryAnalysis, row: dict) -> dict[str, float]:
     if qa.terms:
         feats["exact"] = sum(1 for t in qa.terms if term_pattern(t).search(text)) / len(qa.terms)
     kws = keyword_stems(qa)
-    if kws:
-        head_toks = set(tokens(row["title"] or ""))
-        path_toks = set(tokens(" ".join(row["heading_path"]) + " " + (row.get("page_title") or "")))
-        body_toks = set(tokens(text))
+    if kws:  # the index stored these token streams: no re-tokenising on the query path
+        head_toks = set((row.get("tok_title") or "").split()) or set(tokens(row["title"] or ""))
+        path_toks = set((row.get("tok_path") or "").split())
+        body_toks = set((row.get("tok_body") or "").split())
         feats["heading"] = sum(1 for k in kws if k in head_toks) / len(kws)
         feats["coverage"] = sum(1 for k in kws if k in body_toks or k in path_toks) / len(kws)
     return feats
