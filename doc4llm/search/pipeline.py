@@ -15,6 +15,7 @@ from doc4llm.search.results import drop_family_duplicates, to_result
 
 OFF_DOMAIN_FACTOR = 0.5
 KEEP_LOW_UNTIL = 3  # low-relevance results are dropped after this many results
+RETRY_BELOW = 30  # calibrated confidence under which alternative queries are tried
 L1_THRESHOLD = 0.55  # the seed's 0.7 on our fused 0..1 L1 scale (fuzzy*0.5 + vector*0.5)
 L1_FUZZY_THRESHOLD = 0.85  # without vectors L1 is rapidfuzz alone: ask for a near-literal title
 
@@ -187,7 +188,7 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
     ranked, rows, chunks = rank_once(searcher, qa, sets, strategy, timing, trace)
     verdict = assess(searcher, qa, ranked, rows, sets)
     retried: list[dict] = []
-    if retry and strategy == "auto" and verdict.confidence < 45:
+    if retry and strategy == "auto" and verdict.confidence < RETRY_BELOW:
         t = time.perf_counter()
         for kind, alt_q in alternatives(qa):
             alt_qa = analyze(alt_q, [(s, None) for s in sets], forced_type=qa.query_type)
