@@ -8,6 +8,7 @@ file lock serialises writers; readers never wait (SQLite WAL snapshots).
 from __future__ import annotations
 
 import json
+import os
 import re
 import sqlite3
 import sys
@@ -60,17 +61,6 @@ class SyncReport:
                 "sets",
             )
         }
-
-
-def _sig(page_dir: Path) -> str:
-    parts = []
-    for name in ("docContent.md", "docTOC.md"):
-        try:
-            st = (page_dir / name).stat()
-            parts.append(f"{st.st_size}:{st.st_mtime_ns}")
-        except OSError:
-            parts.append("-")
-    return "|".join(parts)
 
 
 WRITER_WAIT_S = 600.0
@@ -196,6 +186,35 @@ def _delete_page(conn: sqlite3.Connection, page_id: int) -> None:
     conn.execute("DELETE FROM pages WHERE id=?", (page_id,))
 
 
+def _scan_pages(set_path: Path) -> dict[str, str]:
+    """{page folder: signature} with two stat calls per page (os.scandir, no pathlib):
+    every search runs this freshness check, so it must stay cheap at thousands of pages.
+    Same rule as DocSet.pages: real folders with a real docContent.md, no symlinks."""
+    import stat as st_mod
+
+    out: dict[str, str] = {}
+    try:
+        entries = list(os.scandir(set_path))
+    except OSError:
+        return out
+    for entry in entries:
+        try:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            content = os.lstat(os.path.join(entry.path, "docContent.md"))
+        except OSError:
+            continue
+        if not st_mod.S_ISREG(content.st_mode):
+            continue
+        try:
+            toc = os.stat(os.path.join(entry.path, "docTOC.md"))
+            toc_sig = f"{toc.st_size}:{toc.st_mtime_ns}"
+        except OSError:
+            toc_sig = "-"
+        out[entry.name] = f"{content.st_size}:{content.st_mtime_ns}|{toc_sig}"
+    return out
+
+
 def _plan(conn: sqlite3.Connection, sets: list[DocSet]) -> tuple[list, list[int], int]:
     """(pages to (re)write, page ids to delete, unchanged count) — reads only."""
     todo, gone, same = [], [], 0
@@ -204,11 +223,13 @@ def _plan(conn: sqlite3.Connection, sets: list[DocSet]) -> tuple[list, list[int]
             r["page"]: (r["id"], r["sig"])
             for r in conn.execute("SELECT id, page, sig FROM pages WHERE set_name=?", (ds.name,))
         }
-        for page in ds.pages():
-            sig = _sig(page.path)
-            old = known.pop(page.name, None)
+        for name, sig in sorted(_scan_pages(ds.path).items()):
+            old = known.pop(name, None)
             if old and old[1] == sig:
                 same += 1
+                continue
+            page = ds.page(name)
+            if page is None:
                 continue
             todo.append((ds, page, sig, old[0] if old else None))
         gone.extend(pid for pid, _ in known.values())
@@ -234,8 +255,11 @@ def _sync_set_summaries(conn: sqlite3.Connection, sets: list[DocSet]) -> None:
         for name, origin in ((ds.metadata.get("origins") or {}) if stamp != "-" else {}).items():
             if isinstance(origin, dict):
                 origins[name] = {k: origin[k] for k in ("root_url", "root") if k in origin}
-        conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                     (key, json.dumps({"stamp": stamp, "origins": origins})))
+        try:
+            conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                         (key, json.dumps({"stamp": stamp, "origins": origins})))
+        except sqlite3.OperationalError:  # a busy or read-only index: it is only a cache
+            pass
 
 
 def set_summaries(conn: sqlite3.Connection, names: list[str]) -> dict[str, dict]:
