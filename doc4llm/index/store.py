@@ -71,39 +71,70 @@ def _valid(conn: sqlite3.Connection) -> bool:
         return False
 
 
+def _creation_lock(d: Path):
+    from filelock import FileLock
+
+    d.mkdir(parents=True, exist_ok=True)
+    return FileLock(str(d / "create.lock"), timeout=120)
+
+
 def open_store(docs_dir: Path, *, create: bool = True) -> sqlite3.Connection | None:
-    """Open (creating or rebuilding if needed) the index database."""
+    """Open (creating or rebuilding if needed) the index database.
+
+    Creation and rebuilds happen under a lock and re-check the file once they hold it,
+    so concurrent first searches never rebuild each other's fresh index."""
     d = index_dir(docs_dir)
     path = d / "index.sqlite"
-    if not path.exists():
-        if not create:
-            return None
-        d.mkdir(parents=True, exist_ok=True)
+    conn = _open_valid(path)
+    if conn is not None or not create:
+        return conn
+    with _creation_lock(d):
+        conn = _open_valid(path)  # another process may have just made it
+        if conn is not None:
+            return conn
+        if path.exists():
+            reason = _why_invalid(path)
+            print(f"doc4llm: index {path} is {reason}; rebuilding it", file=sys.stderr)
+            for suffix in ("", "-wal", "-shm"):
+                p = Path(str(path) + suffix)
+                if p.exists():
+                    os.replace(p, Path(str(p) + ".broken"))
+            vec_dir = d / "vectors"
+            if vec_dir.is_dir():
+                for f in vec_dir.iterdir():
+                    f.unlink()
         return _create(path)
+
+
+def _open_valid(path: Path) -> sqlite3.Connection | None:
+    if not path.exists():
+        return None
     try:
         conn = _connect(path)
-        if _valid(conn):
-            return conn
-        conn.close()
-        reason = "written by another doc4llm version"
     except sqlite3.DatabaseError:
-        reason = "unreadable (corrupt)"
-    if not create:
         return None
-    print(f"doc4llm: index {path} is {reason}; rebuilding it", file=sys.stderr)
-    for suffix in ("", "-wal", "-shm"):
-        p = Path(str(path) + suffix)
-        if p.exists():
-            os.replace(p, Path(str(p) + ".broken"))
-    vec_dir = d / "vectors"
-    if vec_dir.is_dir():
-        for f in vec_dir.iterdir():
-            f.unlink()
-    return _create(path)
+    if _valid(conn):
+        return conn
+    conn.close()
+    return None
+
+
+def _why_invalid(path: Path) -> str:
+    try:
+        conn = sqlite3.connect(str(path))
+        try:
+            conn.execute("SELECT value FROM meta WHERE key='format_version'").fetchone()
+        finally:
+            conn.close()
+        return "written by another doc4llm version"
+    except sqlite3.DatabaseError:
+        return "unreadable (corrupt)"
 
 
 def _create(path: Path) -> sqlite3.Connection:
+    """Schema and version row in one transaction: nobody sees a half-made index."""
     conn = _connect(path)
-    conn.executescript(SCHEMA)
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('format_version', ?)", (FORMAT_VERSION,))
+    conn.executescript(
+        "BEGIN;\n" + SCHEMA +
+        f"\nINSERT OR REPLACE INTO meta VALUES ('format_version', '{FORMAT_VERSION}');\nCOMMIT;")
     return conn
