@@ -15,6 +15,8 @@ from collections import defaultdict, deque
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+import pytest
+
 MODELS = {"synthesis": "fake-synth", "evaluation": "fake-eval", "reranking": "fake-rerank"}
 OPENAI_KEY = "sk-test-SECRET-openai-4242"
 TAVILY_KEY = "tvly-SECRET-tavily-9191"
@@ -355,3 +357,20 @@ def run_ask_in_process(docs: Path, question: str, *, k: int = 2, **overrides: ob
     out = run_ask(question, deps)
     return build_response(out, processing_ms=(time.perf_counter() - start) * 1000,
                           include_trace=True)
+
+
+@pytest.fixture(name="docs")
+def docs_fixture(tmp_path):
+    """A real md_docs dir (see make_docs)."""
+    return make_docs(tmp_path)
+
+
+@pytest.fixture(name="fakes")
+def fakes_env_fixture(monkeypatch):
+    """Both fake servers, with the environment pointing the real clients at them."""
+    llm, tav = FakeOpenAI(), FakeTavily()
+    for key, value in fake_env(llm, tav).items():
+        monkeypatch.setenv(key, value)
+    yield llm, tav
+    llm.close()
+    tav.close()

@@ -5,34 +5,19 @@ from __future__ import annotations
 
 import json
 
-import pytest
+import fakes_llm
 from fakes_llm import (
     HOOK_ANSWER,
     OPENAI_KEY,
     SCENARIOS,
     TAVILY_KEY,
-    FakeOpenAI,
-    FakeTavily,
     evaluation,
     fake_env,
-    make_docs,
     run_ask_in_process,
 )
 
-
-@pytest.fixture
-def docs(tmp_path):
-    return make_docs(tmp_path)
-
-
-@pytest.fixture
-def fakes(monkeypatch):
-    llm, tav = FakeOpenAI(), FakeTavily()
-    for key, value in fake_env(llm, tav).items():
-        monkeypatch.setenv(key, value)
-    yield llm, tav
-    llm.close()
-    tav.close()
+docs = fakes_llm.docs_fixture  # shared fixtures: a docs dir, fakes wired into the env
+fakes = fakes_llm.fakes_env_fixture
 
 
 def _run(docs, fakes, name):

@@ -5,15 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 
+import fakes_llm
 import pytest
 from fakes_llm import (
     HOOK_ANSWER,
     MODELS,
-    FakeOpenAI,
-    FakeTavily,
     evaluation,
-    fake_env,
-    make_docs,
     run_ask_in_process,
     stub_search,
 )
@@ -28,20 +25,8 @@ from doc4llm.answer.synthesis import check_answer
 from doc4llm.corpus.model import list_sets
 from doc4llm.errors import InputError
 
-
-@pytest.fixture
-def docs(tmp_path):
-    return make_docs(tmp_path)
-
-
-@pytest.fixture
-def fakes(monkeypatch):
-    llm, tav = FakeOpenAI(), FakeTavily()
-    for key, value in fake_env(llm, tav).items():
-        monkeypatch.setenv(key, value)
-    yield llm, tav
-    llm.close()
-    tav.close()
+docs = fakes_llm.docs_fixture  # shared fixtures: a docs dir, fakes wired into the env
+fakes = fakes_llm.fakes_env_fixture
 
 
 # -- config ---------------------------------------------------------------------------------
