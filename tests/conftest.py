@@ -7,8 +7,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-# ../shared next to the repo: the mdmem benchmark and the upstream corpus
-SHARED = Path(__file__).resolve().parents[2] / "shared"
+# Corpora the tests read, all inside the repository (a fresh clone has no ../shared):
+# the mdmem benchmark corpus + dev labels (tests/fixtures/mdmem) and the 82 upstream-format
+# pages bundled as the repository's md_docs/ (read or copied, never written).
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
+MDMEM = FIXTURES / "mdmem"
+UPSTREAM = REPO / "md_docs"
 
 
 def run_cli(*args: str, cwd: str | Path | None = None, env: dict | None = None,

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from conftest import UPSTREAM
+
 from doc4llm.code import content_type
 
 ROOT = Path(__file__).resolve().parent.parent
-UPSTREAM = Path("/work/shared/corpora/upstream_md_docs")
 
 
 def test_prose():

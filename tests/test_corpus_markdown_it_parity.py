@@ -4,16 +4,13 @@ The one intended difference, the unclosed-fence repair, is excluded by construct
 
 from __future__ import annotations
 
-from pathlib import Path
-
-import pytest
+from conftest import MDMEM, UPSTREAM
 from markdown_it import MarkdownIt
 
 from doc4llm.corpus.sections import parse_page
 
-SHARED = Path(__file__).resolve().parents[2] / "shared"
-FILES = sorted((SHARED / "corpora" / "upstream_md_docs").glob("*/*/docContent.md")) + sorted(
-    p for p in (SHARED / "benchmarks" / "mdmem" / "corpus").rglob("*.md") if p.name != "troubleshooting.md"
+FILES = sorted(UPSTREAM.glob("*/*/docContent.md")) + sorted(
+    p for p in (MDMEM / "corpus").rglob("*.md") if p.name != "troubleshooting.md"
 )
 
 
@@ -24,7 +21,6 @@ def _markdown_it_heading_lines(text: str, skip_lines: int) -> list[int]:
     return [t.map[0] + 1 for t in tokens if t.type == "heading_open" and t.level == 0]
 
 
-@pytest.mark.skipif(not FILES, reason="shared corpora not available")
 def test_scanner_matches_markdown_it_on_real_documents():
     checked = 0
     for path in FILES:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import time
 
-from conftest import SHARED
+from conftest import MDMEM as MDMEM_BENCH
 
 from doc4llm.corpus.sections import PREAMBLE, parse_page, parse_sections
 
-MDMEM = SHARED / "benchmarks" / "mdmem" / "corpus"
+MDMEM = MDMEM_BENCH / "corpus"
 
 
 def paths(text: str) -> list[str]:

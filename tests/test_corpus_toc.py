@@ -6,15 +6,13 @@ import re
 import shutil
 
 import pytest
-from conftest import SHARED
+from conftest import UPSTREAM
 
 from doc4llm.corpus.model import list_sets
 from doc4llm.corpus.sections import PREAMBLE, parse_page
 from doc4llm.corpus.toc import parse_toc, render_toc
 from doc4llm.corpus.writer import SetWriter
 from doc4llm.reader import get_toc
-
-UPSTREAM = SHARED / "corpora" / "upstream_md_docs"
 
 BODY = """Intro before any heading.
 

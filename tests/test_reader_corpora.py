@@ -8,14 +8,11 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import SHARED, run_cli
+from conftest import MDMEM, UPSTREAM, run_cli
 
 from doc4llm.corpus.model import list_sets
 from doc4llm.corpus.sections import PREAMBLE
 from doc4llm.reader import find_section, get_toc, read_section
-
-MDMEM = SHARED / "benchmarks" / "mdmem"
-UPSTREAM = SHARED / "corpora" / "upstream_md_docs"
 
 
 def expected_paths() -> list[str]:

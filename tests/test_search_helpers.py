@@ -11,11 +11,10 @@ import json
 import shutil
 from pathlib import Path
 
-from conftest import SHARED, run_cli
+from conftest import MDMEM, run_cli
 
 from doc4llm.ingest.importer import import_path
 
-MDMEM = SHARED / "benchmarks" / "mdmem"
 MDMEM_SET = "mdmem@dev"
 REPO_DOCS = Path(__file__).resolve().parents[1] / "md_docs"
 CLAUDE = "Claude_Code_Docs@latest"
