@@ -25,8 +25,11 @@ _LINES_SUFFIX = re.compile(r"\s+\(lines \d+-\d+\)\s*$")
 
 
 def _rel(docs_dir: Path, path: Path) -> str:
+    """A path that opens from the caller's working directory: relative under it (short,
+    as search results cite), else absolute (never relative to the docs dir's parent)."""
+    path = path.resolve()
     try:
-        return str(path.relative_to(docs_dir.parent))
+        return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
 

@@ -66,7 +66,8 @@ def test_toc_json_lists_sections_with_lines_and_tokens(docs):
     rc, data = cli_json(docs, "toc", "Getting Started")
     assert rc == 0
     assert data["doc_set"] == "Acme@1" and data["page"] == "Getting Started"
-    assert data["content_path"] == "md_docs/Acme@1/Getting Started/docContent.md"
+    # cited so that it opens from the caller's working directory (here: outside the docs)
+    assert Path(data["content_path"]) == (docs / "Acme@1" / "Getting Started" / "docContent.md").resolve()
     addrs = [s["address"] for s in data["sections"]]
     assert addrs[:4] == ["Getting Started", "Getting Started > Install",
                          "Getting Started > Install > Linux", "Getting Started > Install > macOS"]
@@ -300,3 +301,16 @@ def test_closed_pipe_is_not_an_error(docs):
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=30) == 0
     assert "Traceback" not in stderr and "error" not in stderr
+
+
+@pytest.mark.parametrize("where", ["inside", "elsewhere"])
+def test_read_citation_opens_from_the_callers_directory(docs, tmp_path, where):
+    """The `[... path:a-b ...]` citation line of `read` is a path that opens from the
+    directory the command ran in, whether that is above the docs or somewhere else."""
+    cwd = docs.parent if where == "inside" else tmp_path / "elsewhere"
+    cwd.mkdir(exist_ok=True)
+    proc = run_cli("read", "Getting Started", "--lines", "1:3", "--docs-dir", docs, cwd=cwd)
+    assert proc.returncode == 0, proc.stderr
+    cited = proc.stdout.splitlines()[0].split("  ")[1].rsplit(":", 1)[0]
+    assert (cwd / cited).resolve() == (docs / "Acme@1" / "Getting Started" / "docContent.md").resolve()
+    assert Path(cited).is_absolute() == (where == "elsewhere")

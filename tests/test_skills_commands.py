@@ -79,7 +79,7 @@ def test_skills_document_commands_for_every_route() -> None:
     programs = {cmd.split()[0] for _, cmd in COMMANDS}
     assert programs <= {"doc4llm", "grep", "find", "sed", "awk"}, programs
     verbs = {shlex.split(cmd)[1] for _, cmd in COMMANDS if cmd.startswith("doc4llm ")}
-    assert {"sets", "search", "toc", "read"} <= verbs
+    assert {"where", "sets", "search", "toc", "read"} <= verbs
     strategies = {m for _, cmd in COMMANDS for m in re.findall(r"--strategy (\S+)", cmd)}
     assert {"L1", "L2", "L3.1", "L3.2"} <= strategies
     assert sum(cmd.startswith("grep ") for _, cmd in COMMANDS) >= 6
@@ -96,7 +96,7 @@ def test_command_is_allowed_and_runs(where: str, command: str, project: Path) ->
 
 
 def test_toc_grep_reads_both_toc_formats(project: Path) -> None:
-    grep = next(c for _, c in COMMANDS if c.startswith("grep ") and c.endswith(" md_docs/"))
+    grep = next(c for _, c in COMMANDS if c.startswith("grep ") and c.endswith(' "${DOC4LLM_DOCS_DIR:-md_docs}/"'))
     for locale in ("C.UTF-8", "C"):
         out = run_documented(grep, project, LC_ALL=locale).stdout.splitlines()
         demo = [ln for ln in out if ln.startswith("md_docs/Demo_Docs@1/")]

@@ -46,7 +46,12 @@ def test_frontmatter_follows_agent_skills_rules(name: str) -> None:
 def test_no_machine_specific_paths(path: Path) -> None:
     text = path.read_text(encoding="utf-8")
     assert not MACHINE_PATHS.search(text), MACHINE_PATHS.search(text)
-    assert "md_docs/" in text
+    # the grep fallbacks name the docs root the way that works wherever the skill is installed
+    assert '"${DOC4LLM_DOCS_DIR:-md_docs}' in text
+    for block in re.findall(r"```bash\n(.*?)```", text, re.S):
+        for line in block.splitlines():
+            if not line.startswith("doc4llm "):
+                assert not re.search(r"(?<![-{:])\bmd_docs\b", line), f"bare md_docs in: {line}"
 
 
 def test_searcher_links_its_fallback_reference() -> None:
@@ -123,3 +128,57 @@ def test_skills_source_falls_back_to_packaged_copy(tmp_path: Path, monkeypatch: 
         skills_source()
     shutil.copytree(SKILLS, pkg / "skills_data")
     assert skills_source() == (pkg / "skills_data").resolve()
+
+
+def _bands_in(text: str) -> set[int]:
+    """Confidence thresholds a skill file states: `confidence >= N`, `>= N,`, `< N`, `N-M`."""
+    found = set()
+    for m in re.finditer(r"confidence (?:>= ?|< ?)(\d+)|\((?:>= ?)(\d+),|confidence (\d+)-(\d+)", text):
+        nums = [int(g) for g in m.groups() if g]
+        if m.group(4):  # a range N-M: its bounds are N and M+1
+            nums = [nums[0], nums[1] + 1]
+        found.update(nums)
+    return found
+
+
+def test_confidence_bands_come_from_the_code() -> None:
+    """One source of truth: the abstention threshold (calibration.ABSTAIN_BELOW) and the
+    score at which the top result is `[high]` (confidence.HIGH_AT) are the only bands
+    the skills and the fallback reference state."""
+    from doc4llm.search.calibration import ABSTAIN_BELOW
+    from doc4llm.search.confidence import HIGH_AT
+
+    bands = {ABSTAIN_BELOW, round(HIGH_AT * 100)}
+    for path in (SKILLS / "md-doc-searcher" / "SKILL.md",
+                 SKILLS / "md-doc-searcher" / "reference" / "progressive-fallback.md"):
+        stated = _bands_in(path.read_text(encoding="utf-8"))
+        assert stated, f"{path.name} states no confidence band"
+        assert stated <= bands, f"{path.name} states {sorted(stated)}; the code uses {sorted(bands)}"
+
+
+def test_skill_example_output_is_what_the_cli_prints(tmp_path: Path) -> None:
+    """The searcher's example result: same first result line (set, page, heading path,
+    line range, tokens) and the confidence in the same band as the real output."""
+    import shutil
+
+    from doc4llm.search.calibration import ABSTAIN_BELOW
+    from doc4llm.search.confidence import HIGH_AT
+
+    _, body = split_skill(SKILLS / "md-doc-searcher" / "SKILL.md")
+    example = re.search(r"```text\n(confidence .*?)```", body, re.S).group(1).splitlines()
+    query = re.search(r'```bash\ndoc4llm search "([^"]+)"\n```', body).group(1)
+    docs = tmp_path / "md_docs"
+    for set_dir in (REPO / "md_docs").iterdir():
+        if "@" in set_dir.name:
+            shutil.copytree(set_dir, docs / set_dir.name)
+    proc = run_cli("search", query, "--docs-dir", docs, env={"DOC4LLM_EMBEDDER": "none"})
+    assert proc.returncode == 0, proc.stderr
+    real = proc.stdout.splitlines()
+
+    def band(line: str) -> int:
+        conf = int(re.match(r"confidence (\d+)/100", line).group(1))
+        return 0 if conf < ABSTAIN_BELOW else 2 if conf >= HIGH_AT * 100 else 1
+
+    assert band(example[0]) == band(real[0]), (example[0], real[0])
+    strip = re.compile(r"^(\d+\. \[\w+\] .*?  L\d+-\d+ ~\d+t)")
+    assert strip.match(example[1]).group(1).split("] ", 1)[1] == strip.match(real[1]).group(1).split("] ", 1)[1]

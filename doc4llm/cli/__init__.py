@@ -17,6 +17,7 @@ from doc4llm import __version__
 COMMANDS: dict[str, str] = {
     "import": "doc4llm.cli.corpus_cmds:import_cmd",
     "sets": "doc4llm.cli.corpus_cmds:sets_cmd",
+    "where": "doc4llm.cli.corpus_cmds:where_cmd",
     "toc": "doc4llm.cli.reader_cmds:toc_cmd",
     "read": "doc4llm.cli.reader_cmds:read_cmd",
     "index": "doc4llm.cli.search_cmds:index_cmd",

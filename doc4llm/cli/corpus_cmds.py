@@ -59,7 +59,7 @@ def sets_cmd(docs_dir: str | None, as_json: bool) -> None:
         meta = s.metadata
         origins = meta.get("origins") or {}
         src = next((o.get("root_url") or o.get("root") for o in origins.values() if isinstance(o, dict)), None)
-        rows.append({"name": s.name, "pages": len(s.pages()), "source": src,
+        rows.append({"name": s.name, "path": str(s.path), "pages": len(s.pages()), "source": src,
                      "updated": meta.get("updated"), "index": states.get(s.name, "not indexed")})
     if as_json:
         emit_json({"docs_dir": str(root), "sets": rows})
@@ -71,3 +71,47 @@ def sets_cmd(docs_dir: str | None, as_json: bool) -> None:
         return
     for r in rows:
         click.echo(f"{r['name']}  {r['pages']} pages  index: {r['index']}" + (f"  source: {r['source']}" if r['source'] else ""))
+
+
+def docs_dir_origin(docs_dir: str | None) -> str:
+    """Which setting chose the docs root (same precedence as `resolve_docs_dir`)."""
+    import os
+
+    from doc4llm.config import CONFIG_ENV, setting
+    from doc4llm.corpus.paths import DOCS_DIR_ENV
+
+    if docs_dir:
+        return "--docs-dir"
+    if os.environ.get(DOCS_DIR_ENV):
+        return DOCS_DIR_ENV
+    if setting("docs_dir"):
+        return os.environ.get(CONFIG_ENV) or "doc4llm.yaml"
+    return "default (./md_docs)"
+
+
+@click.command("where")
+@docs_dir_option
+@json_option
+@handle_errors()
+def where_cmd(docs_dir: str | None, as_json: bool) -> None:
+    """Print the docs root as an absolute path (for grep fallbacks and scripts).
+
+    Resolution: --docs-dir, then $DOC4LLM_DOCS_DIR, then docs_dir in doc4llm.yaml, then
+    ./md_docs. Exit 1 when that folder holds no doc set (the path is still printed).
+    """
+    import shlex
+
+    from doc4llm.corpus.model import list_sets
+    from doc4llm.errors import NotFoundError
+
+    root = resolve_docs_dir(docs_dir)
+    sets = [s.name for s in list_sets(root)] if root.is_dir() else []
+    if as_json:
+        emit_json({"docs_dir": str(root), "shell": shlex.quote(str(root)), "from": docs_dir_origin(docs_dir),
+                   "exists": root.is_dir(), "sets": sets})
+    else:
+        click.echo(str(root))
+    if not sets:
+        raise NotFoundError(f"no doc sets in {root} (chosen by {docs_dir_origin(docs_dir)})",
+                            hint="pass --docs-dir DIR, set DOC4LLM_DOCS_DIR, or put docs_dir: DIR "
+                                 "in doc4llm.yaml; import docs with doc4llm import PATH --set NAME@VER")
