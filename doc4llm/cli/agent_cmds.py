@@ -47,8 +47,8 @@ def skills_source() -> Path:
         if all((candidate / name / "SKILL.md").is_file() for name in SKILL_NAMES):
             return candidate
     raise NotFoundError("the doc4llm skills are not in this installation",
-                        hint="install doc4llm from a source checkout (pip install -e .) or copy "
-                             "skills/ from the repository into .claude/skills/")
+                        hint="reinstall doc4llm from a wheel or a source checkout (its build copies "
+                             "skills/ into the package), or copy skills/ into .claude/skills/")
 
 
 def _skill_files(root: Path) -> dict[str, bytes]:
@@ -102,5 +102,6 @@ def install_cmd(scope: str, force: bool, as_json: bool) -> None:
         return
     for r in report:
         click.echo(f"{r['status']:<9} {r['skill']}  ->  {r['path']}")
-    click.echo("The skills call `doc4llm` on PATH and read md_docs/ (or $DOC4LLM_DOCS_DIR).")
+    click.echo("The skills call `doc4llm` on PATH; their docs root is what `doc4llm where` prints "
+               "(--docs-dir, $DOC4LLM_DOCS_DIR, docs_dir in doc4llm.yaml, else ./md_docs).")
 
