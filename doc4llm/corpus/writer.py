@@ -14,6 +14,7 @@ rules of DESIGN.md live in one place:
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -97,7 +98,10 @@ class SetWriter:
 
     # -- writing ---------------------------------------------------------------
     def write_page(self, title: str, body_md: str, *, source: str, key: str,
-                   url: str | None = None, extra: dict | None = None) -> PageWrite:
+                   url: str | None = None, extra: dict | None = None,
+                   slug_anchors: bool = True) -> PageWrite:
+        """Write one page; `slug_anchors=False` for pages converted from HTML, whose anchors
+        are only the ids the page really has (see `render_toc`)."""
         record = self.page_record(key)
         folder = record.get("folder") if record else None
         if folder and not (self.set_dir / folder).is_dir():
@@ -111,7 +115,7 @@ class SetWriter:
         content = render_content(title, source, body_md)
         parsed = parse_page(content)
         toc = render_toc(" ".join(title.split()) or "Untitled", source, parsed.sections,
-                         url, parsed.line_count)
+                         url, parsed.line_count, slug_anchors=slug_anchors)
         status = "created" if not page_dir.exists() else "unchanged"
         page_dir.mkdir(parents=True, exist_ok=True)
         for name, text in ((CONTENT_FILE, content), (TOC_FILE, toc)):
@@ -121,6 +125,11 @@ class SetWriter:
             atomic_write_text(path, text)
             if status == "unchanged":
                 status = "updated"
+        if status == "updated":  # a rewrite in place changes no folder: touch the set's
+            try:  # freshness signal (index/freshness.py) so searches re-scan it at once
+                os.utime(self.set_dir)
+            except OSError:
+                pass
         self._taken.add(folder.casefold())
         rec = {
             "folder": folder,

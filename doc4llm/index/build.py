@@ -277,12 +277,17 @@ def sync(
     progress: Progress | None = None,
     conn: sqlite3.Connection | None = None,
     wait: float | None = None,
+    full: bool = False,
 ) -> tuple[sqlite3.Connection, SyncReport]:
     """Bring the lexical index up to date for `sets` (default: all); purge vanished sets.
 
     `wait` is how long to wait for another writer (e.g. `doc4llm index` embedding for
     minutes). Default: a few seconds when an index exists — the caller then keeps the
-    current index rather than block — and the full writer wait when nothing is indexed."""
+    current index rather than block — and the full writer wait when nothing is indexed.
+    `full` scans every page of every set; otherwise sets whose freshness signal says
+    nothing changed are skipped (index/freshness.py has the rule)."""
+    from doc4llm.index import freshness
+
     t0 = time.perf_counter()
     docs_dir = Path(docs_dir)
     conn = conn or open_store(docs_dir)
@@ -290,13 +295,25 @@ def sync(
     sets = all_sets if sets is None else sets
     report = SyncReport(sets=[s.name for s in sets])
     _sync_set_summaries(conn, sets)
-    todo, gone, same = _plan(conn, sets)
+    memos = freshness.Memos(docs_dir)
+    scan = [s for s in sets if full or memos.needs_scan(conn, s.name, s.path)]
+    skipped = sum(memos.unchanged_pages(s.name) for s in sets if s not in scan)
+    started, signals = freshness.now(), {s.name: freshness.signal(s.path) for s in scan}
+    todo, gone, same = _plan(conn, scan)
     live = {s.name for s in all_sets}
     stale_sets = [
         r[0] for r in conn.execute("SELECT DISTINCT set_name FROM pages") if r[0] not in live
     ]
-    report.pages_unchanged = same
+    report.pages_unchanged = same + skipped
+
+    def remember() -> None:  # every scanned set is now in sync with its pages
+        for s in scan:
+            memos.record(conn, s.name, s.path, signals[s.name], started)
+        memos.forget(stale_sets)
+        memos.save()
+
     if not (todo or gone or stale_sets):
+        remember()
         report.seconds = round(time.perf_counter() - t0, 3)
         return conn, report
     if wait is None:
@@ -313,8 +330,8 @@ def sync(
         report.seconds = round(time.perf_counter() - t0, 3)
         return conn, report
     try:
-        todo, gone, same = _plan(conn, sets)  # re-plan under the lock
-        report.pages_unchanged = same
+        todo, gone, same = _plan(conn, scan)  # re-plan under the lock
+        report.pages_unchanged = same + skipped
         for name in stale_sets:
             gone.extend(
                 r[0] for r in conn.execute("SELECT id FROM pages WHERE set_name=?", (name,))
@@ -342,6 +359,7 @@ def sync(
 
             for name in stale_sets:
                 drop_vector_files(docs_dir, name)
+        remember()
     finally:
         lock.release()
     report.seconds = round(time.perf_counter() - t0, 3)

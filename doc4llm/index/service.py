@@ -18,14 +18,17 @@ def build_index(docs_dir: Path, sets: list[str] | None = None, *, embedder: str 
     chosen = select_sets(docs_dir, sets)
     if not chosen:
         raise NotFoundError(f"no doc sets in {docs_dir}", hint="import one: doc4llm import PATH --set NAME@VER")
-    conn, report = sync(docs_dir, chosen, progress=progress, wait=WRITER_WAIT_S)  # a writer waits its turn
+    # a writer waits its turn; an explicit index run scans every page (no freshness shortcut)
+    conn, report = sync(docs_dir, chosen, progress=progress, wait=WRITER_WAIT_S, full=True)
     out: dict = {"lexical": report.to_dict(), "vectors": {}}
     if vectors:
         from doc4llm.config import setting
         from doc4llm.index.embedders import get_embedder
         from doc4llm.index.vectors import build_vectors
 
-        emb = get_embedder(embedder or os.environ.get("DOC4LLM_EMBEDDER") or setting("search", "embedder"))
+        # `doc4llm index` is the one place that may take every core for the model
+        emb = get_embedder(embedder or os.environ.get("DOC4LLM_EMBEDDER") or setting("search", "embedder"),
+                           threads=os.cpu_count() or 1)
         if emb is not None:
             out["embedder"] = emb.id
             with _lock(docs_dir):
