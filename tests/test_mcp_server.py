@@ -36,8 +36,20 @@ CALLS: dict[str, tuple[str, dict]] = {
                                     "lines": "149:167"}),
     "read_section": ("read_section", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest",
                                       "section": "Configure Skills > Write SKILL.md"}),
-    "read_capped": ("read_section", {"page": "Hooks reference", "max_tokens": 200}),
+    "read_capped": ("read_section", {"page": "Hooks reference", "max_tokens": 300}),
+    "read_list": ("read_section", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest",
+                                   "lines": [149, 167]}),
+    "read_dash": ("read_section", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest",
+                                   "lines": "149-167"}),
     "toc": ("get_toc", {"page": "Plugins reference"}),
+    "toc_capped": ("get_toc", {"page": "Hooks reference", "max_tokens": 400}),
+    "search_capped": ("search_docs", {"query": "hooks", "k": 10, "max_tokens": 300, "follow_up": False}),
+    "ask_capped": ("ask_docs", {"question": "how do I add a hook", "max_tokens": 300}),
+    "explain_capped": ("explain_error", {"text": "Error: MCP server failed to start: ECONNREFUSED",
+                                         "max_tokens": 300}),
+    "example_capped": ("get_working_example", {"task": "add an MCP server with environment variables",
+                                               "max_tokens": 300}),
+    "sets_capped": ("list_doc_sets", {"max_tokens": 300}),
     "sets": ("list_doc_sets", {}),
     "ask": ("ask_docs", {"question": "how do I add a hook", "k": 2}),
     "explain": ("explain_error", {"text": "Error: MCP server failed to start: ECONNREFUSED", "k": 2}),
@@ -55,6 +67,8 @@ CALLS: dict[str, tuple[str, dict]] = {
     "err_lines": ("read_section", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest",
                                    "lines": "9:x"}),
     "err_empty_error": ("explain_error", {"text": ""}),
+    "err_ambiguous": ("read_section", {"page": "Troubleshooting"}),
+    "err_budget": ("get_toc", {"page": "Hooks reference", "max_tokens": 50}),
 }
 
 
@@ -88,6 +102,19 @@ async def _session(docs: Path) -> dict:
             for key, (tool, args) in CALLS.items():
                 result = await session.call_tool(tool, args)
                 out["calls"][key] = (result.is_error, result.content[0].text)
+                out.setdefault("structured", {})[key] = result.structured_content
+            # follow get_toc's continuations to the end of a long page
+            pages, nxt = [], CALLS["toc_capped"]
+            while nxt and len(pages) < 50:
+                result = await session.call_tool(nxt[0], nxt[1])
+                pages.append(result.structured_content)
+                cont = result.structured_content["continuation"]
+                nxt = (cont["tool"], cont["arguments"]) if cont else None
+            out["toc_pages"] = pages
+            # and read_section's, from a cut read to the end of the range
+            cont = out["structured"]["read_capped"]["continuation"]
+            result = await session.call_tool(cont["tool"], {**cont["arguments"], "max_tokens": 20000})
+            out["read_rest"] = result.structured_content
     return out
 
 
@@ -97,9 +124,12 @@ def session(docs: Path) -> dict:
 
 
 def ok(session: dict, key: str) -> dict:
+    """The structured result; the text block carries the same object as compact JSON."""
     is_error, text = session["calls"][key]
     assert not is_error, text
-    return json.loads(text)
+    data = session["structured"][key]
+    assert isinstance(data, dict) and json.loads(text) == data
+    return data
 
 
 def error(session: dict, key: str) -> str:
@@ -124,7 +154,8 @@ def test_search_docs_default_is_compact(session: dict) -> None:
     assert res["confidence"] >= 70 and res["abstained"] is False
     top = res["results"][0]
     assert set(top) == {"rank", "doc_set", "page", "heading_path", "lines", "tokens", "relevance",
-                        "snippet", "url"}
+                        "snippet", "url", "content_path"}
+    assert Path(top["content_path"]).is_file() and Path(top["content_path"]).is_absolute()
     assert "hooks" in top["page"].lower()
     assert len(res["results"]) == 3
     assert len(session["calls"]["search"][1]) < 2000
@@ -141,7 +172,7 @@ def test_follow_up_uses_the_conversation(session: dict) -> None:
     res = ok(session, "follow_up")
     assert "hook" in res["searched_as"]
     assert any("hook" in r["page"].lower() for r in res["results"])
-    assert "searched_as" not in ok(session, "no_follow")
+    assert ok(session, "no_follow")["searched_as"] is None
 
 
 def test_search_in_a_set_and_abstention(session: dict, docs: Path) -> None:
@@ -157,20 +188,26 @@ def test_search_in_a_set_and_abstention(session: dict, docs: Path) -> None:
     assert guidance["suggested_searches"] == [s["query"] for s in expected["guidance"]["suggested_searches"]]
 
 
-def test_read_section_by_lines_and_heading(session: dict) -> None:
+def test_read_section_by_lines_and_heading(session: dict, docs: Path) -> None:
     by_lines = ok(session, "read_lines")
     assert by_lines["lines"] == [149, 167] and by_lines["text"].startswith("### Write SKILL.md")
     by_heading = ok(session, "read_section")
     assert by_heading["text"] == by_lines["text"]
     assert by_heading["heading_path"][-1] == "Write SKILL.md"
-    assert by_heading["content_path"] == "md_docs/Claude_Code_Docs@latest/Agent Skills/docContent.md"
+    assert by_heading["content_path"] == str(
+        (docs / "Claude_Code_Docs@latest" / "Agent Skills" / "docContent.md").resolve())
+    # the lines a search result carries are accepted as they are, and "a-b" too
+    assert ok(session, "read_list")["text"] == ok(session, "read_dash")["text"] == by_lines["text"]
 
 
 def test_read_section_respects_the_token_cap(session: dict) -> None:
     capped = ok(session, "read_capped")
-    assert capped["truncated"] is True and capped["tokens"] <= 200
+    assert capped["truncated"] is True and capped["tokens"] <= 300
     start, end = capped["lines"]
-    assert start == 1 and capped["next_lines"].startswith(f"{end + 1}:")
+    cont = capped["continuation"]
+    assert start == 1 and cont["tool"] == "read_section" and cont["arguments"]["lines"][0] == end + 1
+    rest = session["read_rest"]
+    assert rest["lines"][0] == end + 1 and rest["truncated"] is False
 
 
 def test_toc_and_sets(session: dict) -> None:
@@ -197,14 +234,18 @@ def test_bad_input_becomes_clear_tool_errors(session: dict) -> None:
     assert "the query is empty" in error(session, "err_empty")
     assert "limit is 1000" in error(session, "err_long")
     assert "less than or equal to 20" in error(session, "err_k")
-    assert "unknown strategy" in error(session, "err_strategy")
+    assert "Input should be 'auto'" in error(session, "err_strategy")
     assert "refused" in error(session, "err_traversal")
     assert "refused" in error(session, "err_set_traversal")
     missing = error(session, "err_missing_page")
     assert "NotFoundError" in missing and "Claude_Code_Docs@latest / Agent Skills" in missing
     assert "Nope@1" in error(session, "err_missing_set")
     assert "limit is 20" in error(session, "err_many_sets")
-    assert "--lines" in error(session, "err_lines")
+    lines_error = error(session, "err_lines")
+    assert "lines '9:x'" in lines_error and "--lines" not in lines_error and "[N, M]" in lines_error
+    ambiguous = error(session, "err_ambiguous")
+    assert "set_name" in ambiguous and "--set" not in ambiguous
+    assert "greater than or equal to 300" in error(session, "err_budget")
     assert "error text is empty" in error(session, "err_empty_error")
 
 
@@ -277,3 +318,44 @@ def test_http_transport_on_localhost(docs: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+
+
+def test_tools_publish_typed_schemas_titles_and_hints(session: dict) -> None:
+    tools = session["tools"]
+    for tool in tools.values():
+        assert tool.title, tool.name
+        out = tool.output_schema
+        assert out["type"] == "object" and set(out["properties"]) != {"result"}, tool.name
+        assert {"truncated", "continuation"} <= set(out["properties"]), tool.name
+        assert "max_tokens" in tool.input_schema["properties"], tool.name
+    search = tools["search_docs"]
+    assert search.input_schema["properties"]["strategy"]["enum"] == [
+        "auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector"]
+    assert "confidence" in search.output_schema["properties"]
+    lines = tools["read_section"].input_schema["properties"]["lines"]
+    assert {"array", "string"} <= {alt.get("type") for alt in lines["anyOf"]}
+    for name in ("ask_docs", "explain_error", "get_working_example"):  # they may call an LLM
+        assert tools[name].annotations.open_world_hint is True, name
+    for name in ("search_docs", "read_section", "get_toc", "list_doc_sets"):
+        assert tools[name].annotations.open_world_hint is False, name
+
+
+def test_every_budgeted_response_fits_its_budget(session: dict) -> None:
+    for key, (_, args) in CALLS.items():
+        if "max_tokens" in args and not key.startswith("err_"):
+            is_error, text = session["calls"][key]
+            assert not is_error, text
+            assert len(text) / 4 <= args["max_tokens"], (key, len(text) / 4)
+    capped = ok(session, "search_capped")
+    assert capped["truncated"] is True and capped["results"]
+    cont = capped["continuation"]["arguments"]
+    assert cont["offset"] == len(capped["results"]) and cont["k"] == 10 - len(capped["results"])
+
+
+def test_get_toc_continuations_cover_the_page(session: dict) -> None:
+    pages = session["toc_pages"]
+    assert len(pages) > 1 and all(p["truncated"] for p in pages[:-1])
+    assert pages[-1]["continuation"] is None
+    addresses = [s["address"] for p in pages for s in p["sections"]]
+    assert len(addresses) == len(set(addresses)) == pages[0]["total_sections"]
+    assert [p["offset"] for p in pages] == sorted({p["offset"] for p in pages})
