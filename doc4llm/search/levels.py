@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 import sqlite3
 
+from doc4llm.index.lexstats import whole_index
 from doc4llm.index.tokenize import fold_identifier, tokens
 from doc4llm.search.analyze import QueryAnalysis
 
@@ -29,6 +30,16 @@ def _set_clause(sets: list[str], fts: bool = True) -> tuple[str, list[str]]:
     evaluated MATCH row by row: 23 ms -> 0.2 ms on one set, 2 s -> 30 ms at 20k sections)."""
     col = "+s.set_name" if fts else "s.set_name"
     return f"{col} IN ({','.join('?' * len(sets))})", list(sets)
+
+
+def _scope(conn: sqlite3.Connection, sets: list[str]) -> tuple[str, str, list[str]]:
+    """(join, filter, params) restricting an FTS query to `sets`; nothing at all when they
+    are the whole index: joining every match to its `sections` row only to read set_name
+    was most of a query at 100k sections (index/lexstats.py)."""
+    if whole_index(conn, sets):
+        return "", "", []
+    where, params = _set_clause(sets)
+    return " JOIN sections s ON s.id = sec_fts.rowid", f" AND {where}", params
 
 
 def _fts_or(query_tokens: list[str], column: str | None = None) -> str:
@@ -44,10 +55,10 @@ def bm25(conn: sqlite3.Connection, qa: QueryAnalysis, sets: list[str], limit: in
     expr = _fts_or(query_tokens if query_tokens is not None else qa.stems)
     if not expr or not sets:
         return {}
-    where, params = _set_clause(sets)
+    join, where, params = _scope(conn, sets)
     rows = conn.execute(
-        f"SELECT s.id, -bm25(sec_fts, 6.0, 2.5, 1.0) AS score FROM sec_fts JOIN sections s ON s.id = sec_fts.rowid"
-        f" WHERE sec_fts MATCH ? AND {where} ORDER BY bm25(sec_fts, 6.0, 2.5, 1.0) LIMIT ?",
+        f"SELECT sec_fts.rowid, -bm25(sec_fts, 6.0, 2.5, 1.0) AS score FROM sec_fts{join}"
+        f" WHERE sec_fts MATCH ?{where} ORDER BY bm25(sec_fts, 6.0, 2.5, 1.0) LIMIT ?",
         [expr, *params, limit]).fetchall()
     return {r[0]: float(r[1]) for r in rows}
 
@@ -63,10 +74,10 @@ def toc_grep(conn: sqlite3.Connection, qa: QueryAnalysis, sets: list[str], limit
     expr = _fts_or(kw, "title path")
     if not expr or not sets:
         return {}
-    where, params = _set_clause(sets)
+    join, where, params = _scope(conn, sets)
     rows = conn.execute(
-        f"SELECT s.id, sec_fts.path, sec_fts.title FROM sec_fts JOIN sections s ON s.id = sec_fts.rowid"
-        f" WHERE sec_fts MATCH ? AND {where} LIMIT ?", [expr, *params, limit * 4]).fetchall()
+        f"SELECT sec_fts.rowid, sec_fts.path, sec_fts.title FROM sec_fts{join}"
+        f" WHERE sec_fts MATCH ?{where} LIMIT ?", [expr, *params, limit * 4]).fetchall()
     out: dict[int, float] = {}
     for sid, path_toks, title_toks in rows:
         have_title = set(title_toks.split())
@@ -77,7 +88,7 @@ def toc_grep(conn: sqlite3.Connection, qa: QueryAnalysis, sets: list[str], limit
     return dict(sorted(out.items(), key=lambda x: -x[1])[:limit])
 
 
-TITLE_CANDIDATES_MAX = 4000  # titles scored per query at most (best FTS title matches first)
+TITLE_CANDIDATES_MAX = 1500  # titles scored per query at most (best FTS title matches first)
 PREFIX_CHARS = 4  # "configur" also proposes "config", "configuration" (fuzzy near-misses)
 
 
@@ -100,11 +111,11 @@ def title_candidates(conn: sqlite3.Connection, query: str, sets: list[str]) -> d
     expr = _title_expr(query)
     if not expr or not sets:
         return {}
-    where, params = _set_clause(sets)
+    join, where, params = _scope(conn, sets)
     rows = conn.execute(
-        f"SELECT s.id, s.title FROM sec_fts JOIN sections s ON s.id = sec_fts.rowid"
-        f" WHERE sec_fts MATCH ? AND {where} AND s.level > 0"
-        f" ORDER BY bm25(sec_fts, 1.0, 0.0, 0.0) LIMIT ?",
+        f"SELECT x.id, x.title FROM (SELECT sec_fts.rowid AS id, bm25(sec_fts, 1.0, 0.0, 0.0) AS r"
+        f" FROM sec_fts{join} WHERE sec_fts MATCH ?{where} ORDER BY r LIMIT ?) f"
+        f" JOIN sections x ON x.id = f.id WHERE x.level > 0",
         [expr, *params, TITLE_CANDIDATES_MAX]).fetchall()
     return {r[0]: (r[1] or "").lower() for r in rows}
 
@@ -132,10 +143,11 @@ def content_grep(conn: sqlite3.Connection, qa: QueryAnalysis, sets: list[str], l
     expr = _fts_or(kw + [fold_identifier(t) for t in qa.terms], "body")
     if not expr or not sets:
         return {}
-    where, params = _set_clause(sets)
+    join, where, params = _scope(conn, sets)
     rows = conn.execute(
-        f"SELECT s.id, sec_fts.body, s.text FROM sec_fts JOIN sections s ON s.id = sec_fts.rowid"
-        f" WHERE sec_fts MATCH ? AND {where} ORDER BY bm25(sec_fts, 0.0, 0.0, 1.0) LIMIT ?",
+        f"SELECT x.id, g.body, x.text FROM (SELECT sec_fts.rowid AS id, bm25(sec_fts, 0.0, 0.0, 1.0) AS r"
+        f" FROM sec_fts{join} WHERE sec_fts MATCH ?{where} ORDER BY r LIMIT ?) f"
+        f" JOIN sections x ON x.id = f.id JOIN sec_fts g ON g.rowid = f.id ORDER BY f.r",
         [expr, *params, limit * 3]).fetchall()
     patterns = [re.compile(r"(?<![\w\-])" + re.escape(t) + r"(?![\w\-])", re.I) for t in qa.terms]
     out = {}
