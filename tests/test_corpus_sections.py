@@ -119,11 +119,11 @@ def test_inline_markup_gives_plain_titles():
         "## Using C# and snake_case_name \\*stars\\* &amp; more ##\n"
         "## Explicit {#custom-id}\n"
     )
-    assert secs[0].title == "The run() bold and em link img"
+    assert secs[0].title == "The run() bold and em link"  # images are dropped
     assert secs[1].title == "Option<T> and Vec"
     assert secs[2].title == "Using C# and snake_case_name *stars* & more"
     assert secs[3].title == "Explicit" and secs[3].anchor == "custom-id"
-    assert secs[0].anchor == "the-run-bold-and-em-link-img"
+    assert secs[0].anchor == "the-run-bold-and-em-link"
 
 
 def test_no_headings_at_all():

@@ -16,9 +16,13 @@ it decides what is a heading, and repairs malformed pages, always keeping line n
   closing line is missing), is closed just before the first later ATX heading of level
   >= 2 preceded by a blank line, so a pasted runbook does not swallow the rest of the page
   (`# comment` lines in shell code stay code).
-- Heading text is made plain: `code`, **emphasis**, links and images keep their text,
-  lower-case HTML tags (`<b>`, `<sub>`) are dropped but `Option<T>` keeps its `<T>`,
-  backslash escapes and entities are decoded.
+- Heading titles are made plain; the heading line itself is left as written. `code`
+  keeps its text verbatim (a `*` or `[` inside code is not markup), **emphasis** and
+  links keep their text (also `[`code`](url)`), images are dropped, lower-case HTML tags
+  (`<b>`, `<sub>`) are dropped but `Option<T>` keeps its `<T>`, backslash escapes and
+  entities are decoded.
+- A trailing attribute list, `{#id}`, `{ #id }` or `{: #id .class key=value }` (MkDocs,
+  Pandoc, kramdown), leaves the title; its `#id` becomes the section's anchor.
 - The doc4llm page header (`# Title`, source line, `---`) is recognised: when the body
   repeats the title as its own H1, the text between the header and that H1 becomes the
   `[Overview / Preamble]` section instead of a duplicate page section.
@@ -49,7 +53,12 @@ _HTML_BLOCK = re.compile(
     r"tfoot|th|thead|tr|ul)(?:[\s/>]|$)",
     re.IGNORECASE,
 )
-_EXPLICIT_ANCHOR = re.compile(r"\s*\{#([A-Za-z0-9_:.\-]+)\}\s*$")
+# the inside of a trailing `{...}` heading attribute list: `#id`, `.class`, `key=value`
+_ATTR_LIST = re.compile(
+    r"\{:?[ \t]*((?:[#.][\w:.\-]+|[\w\-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}\"']*))"
+    r"(?:[ \t]+(?:[#.][\w:.\-]+|[\w\-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}\"']*)))*)[ \t]*\}"
+)
+_ATTR_ID = re.compile(r"(?:^|[ \t])#([\w:.\-]+)")
 # `> **Source**: x` (ours), `> **原文链接**: x` and a bare `原文链接: x` (upstream)
 _SOURCE_LINE = re.compile(r"^>?\s*(?:\*\*(?:Source|原文链接)\*\*|原文链接)\s*[:：]\s*(.*)$")
 _FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
@@ -274,39 +283,70 @@ def _find_headings(lines: list[str]) -> list[tuple[int, int, str]]:
 
 
 _CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+_CODE_OR_ESCAPE = re.compile(_CODE_SPAN.pattern + "|" + _ESCAPE.pattern.replace("\\1", "\\3"))
+_PUNCT = re.compile(r"[!-/:-@\[-`{-~]")
 _INLINE_RULES = [
-    (re.compile(r"!?\[([^\]]*)\]\([^)]*\)"), r"\1"),  # [text](url), ![alt](src)
-    (re.compile(r"!?\[([^\]]+)\]\[[^\]]*\]"), r"\1"),  # [text][ref]
+    (re.compile(r"!\[[^\]]*\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+[^)]*)?\)"), ""),  # ![alt](src)
+    (re.compile(r"!\[[^\]]*\]\[[^\]]*\]"), ""),  # ![alt][ref]
+    (re.compile(r"\[([^\]]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+[^)]*)?\)"), r"\1"),  # [text](url)
+    (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), r"\1"),  # [text][ref]
     (re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>"), r"\1"),  # autolinks
+    (re.compile(r"<img\b[^<>]*>", re.IGNORECASE), ""),
     (re.compile(r"</?[a-z][a-z0-9-]*(?:\s[^<>]*)?/?>"), ""),  # lower-case HTML tags
     (re.compile(r"(\*{1,3})(?=\S)(.+?)(?<=\S)\1"), r"\2"),
     (re.compile(r"(?<![\w\\])(_{1,3})(?=\S)(.+?)(?<=\S)\1(?!\w)"), r"\2"),
     (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), r"\1"),
 ]
-_ESCAPED = re.compile(r"\\([!-/:-@\[-`{-~])")  # hidden from the rules above, then restored
 _PRIVATE = 0xF0000  # Unicode private-use plane: never in real headings
 _HIDDEN = re.compile("[\U000f0000-\U000f007f]")
 
 
-def _plain_title(raw: str) -> str:
+def _hide(text: str) -> str:
+    """ASCII punctuation -> private-use characters, so no inline rule can touch it."""
+    return _PUNCT.sub(lambda m: chr(_PRIVATE + ord(m.group())), text)
+
+
+def _protect(m: re.Match) -> str:
+    if m.group(3) is not None:  # a backslash escape: the character itself, literal
+        return _hide(m.group(3))
+    code = m.group(2)
+    if code.strip() and code[0] == " " and code[-1] == " ":
+        code = code[1:-1]
+    return _hide(code)  # a code span: its text verbatim
+
+
+def split_attributes(raw: str) -> tuple[str, str | None]:
+    """`Title {: #id .cls }` -> ("Title", "id"); the list goes even when it has no id.
+
+    Linear: only the last `{` of the line is tried."""
+    stripped = raw.rstrip()
+    if not stripped.endswith("}"):
+        return raw, None
+    brace = stripped.rfind("{")
+    if brace < 0 or (brace and stripped[brace - 1] == "\\"):
+        return raw, None
+    m = _ATTR_LIST.fullmatch(stripped, brace)
+    if not m:
+        return raw, None
+    ident = _ATTR_ID.search(m.group(1))
+    return stripped[:brace].rstrip(), ident.group(1) if ident else None
+
+
+def plain_title(raw: str) -> str:
     """Heading markdown -> plain text (see the module doc)."""
-    if not any(c in raw for c in "`[<*_~\\&"):
+    if not any(c in raw for c in "`[<*_~\\&!"):
         return _SPACES.sub(" ", raw).strip()
-    parts = []
-    for k, piece in enumerate(_CODE_SPAN.split(raw)):
-        if k % 3 == 1:
-            continue  # the backtick run of a code span
-        if k % 3 == 2:
-            parts.append(piece.strip() if piece.strip() else piece)
-            continue
-        if any(c in piece for c in "[<*_~\\&"):
-            piece = _ESCAPED.sub(lambda m: chr(_PRIVATE + ord(m.group(1))), piece)
-            for rx, repl in _INLINE_RULES:
-                piece = rx.sub(repl, piece)
-            piece = html.unescape(piece)
-            piece = _HIDDEN.sub(lambda m: chr(ord(m.group()) - _PRIVATE), piece)
-        parts.append(piece)
-    return _SPACES.sub(" ", "".join(parts)).strip()
+    text = _CODE_OR_ESCAPE.sub(_protect, raw) if ("`" in raw or "\\" in raw) else raw
+    if any(c in text for c in "[<*_~&"):
+        for rx, repl in _INLINE_RULES:
+            text = rx.sub(repl, text)
+        text = html.unescape(text)
+    text = _HIDDEN.sub(lambda m: chr(ord(m.group()) - _PRIVATE), text)
+    return _SPACES.sub(" ", text).strip()
+
+
+_plain_title = plain_title  # the former private name
 
 
 def _detect_header(lines: list[str], first_heading_line: int | None) -> int:
@@ -337,7 +377,10 @@ def parse_page(text: str) -> ParsedPage:
     n_lines = len(lines)
     fm_len, front = _front_matter(lines)
     work = [""] * fm_len + lines[fm_len:]
-    headings = [(i, level, _plain_title(raw)) for i, level, raw in _find_headings(work)]
+    headings = []  # (0-based line, level, plain title, explicit anchor or None)
+    for i, level, raw in _find_headings(work):
+        text, anchor = split_attributes(raw)
+        headings.append((i, level, plain_title(text), anchor))
 
     source = None
     for line in lines[fm_len : fm_len + 12]:
@@ -351,9 +394,9 @@ def parse_page(text: str) -> ParsedPage:
     body_start = fm_len
     skip_first = False
     if header_end >= 0 and headings and headings[0][1] == 1:
-        page_title = _EXPLICIT_ANCHOR.sub("", headings[0][2])
+        page_title = headings[0][2]
         later = [h for h in headings[1:] if h[0] > header_end]
-        if later and later[0][1] == 1 and _EXPLICIT_ANCHOR.sub("", later[0][2]).casefold() == page_title.casefold():
+        if later and later[0][1] == 1 and later[0][2].casefold() == page_title.casefold():
             skip_first = True  # the body repeats the title: the header is only a header
             body_start = header_end + 1
     if skip_first:
@@ -361,7 +404,7 @@ def parse_page(text: str) -> ParsedPage:
     if page_title is None:
         h1 = next((h for h in headings if h[1] == 1), None)
         if h1:
-            page_title = _EXPLICIT_ANCHOR.sub("", h1[2])
+            page_title = h1[2]
         elif isinstance(front.get("title"), str) and front["title"].strip():
             page_title = front["title"].strip()
 
@@ -373,17 +416,15 @@ def parse_page(text: str) -> ParsedPage:
         sections.append(Section(PREAMBLE, 0, [PREAMBLE], start + 1, first_heading))
 
     stack: list[tuple[int, str]] = []
-    for i, (line_idx, level, raw) in enumerate(headings):
-        explicit = _EXPLICIT_ANCHOR.search(raw)
-        title = _EXPLICIT_ANCHOR.sub("", raw) if explicit else raw
+    for i, (line_idx, level, title, anchor) in enumerate(headings):
         title = title or f"(untitled h{level})"
         while stack and stack[-1][0] >= level:
             stack.pop()
         stack.append((level, title))
         end = headings[i + 1][0] if i + 1 < len(headings) else n_lines
         sec = Section(title, level, [t for _, t in stack], line_idx + 1, end)
-        if explicit:
-            sec.anchor, sec.explicit_anchor = explicit.group(1), True
+        if anchor:
+            sec.anchor, sec.explicit_anchor = anchor, True
         sections.append(sec)
 
     _finish(sections, lines)

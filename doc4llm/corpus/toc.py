@@ -46,8 +46,12 @@ class TocEntry:
 
 
 def render_toc(title: str, source: str | None, sections: list[Section], page_url: str | None,
-               total_lines: int) -> str:
-    """Render our docTOC.md for a page's parsed sections."""
+               total_lines: int, *, slug_anchors: bool = True) -> str:
+    """Render our docTOC.md for a page's parsed sections.
+
+    A section's URL is `page_url#anchor`; the page intro links the page itself. With
+    `slug_anchors=False` (pages converted from HTML, whose real ids are all written as
+    `{#id}`) a heading without an explicit anchor links the page, never a guessed slug."""
     out = [f"# {title}", ""]
     if source:
         out.append(f"> **Source**: {source}")
@@ -58,7 +62,10 @@ def render_toc(title: str, source: str | None, sections: list[Section], page_url
     seen_title_h1 = False
     under_title = False  # numbering counts depth below the page title H1, else from 1
     for sec in sections:
-        url = f"{page_url}#{sec.anchor}" if page_url and sec.anchor else page_url
+        anchored = sec.anchor and (slug_anchors or sec.explicit_anchor) and not (
+            sec.level == 1 and len(sec.heading_path) == 1 and not seen_title_h1
+            and not sec.explicit_anchor)
+        url = f"{page_url}#{sec.anchor}" if page_url and anchored else page_url
         tail = f" · L{sec.start}-L{sec.end} · ~{sec.tokens} tok" + (f" · {url}" if url else "")
         if sec.level == 0:
             out.append(f"- {PREAMBLE}{tail}")

@@ -1,4 +1,8 @@
-"""`doc4llm import`: a local markdown folder (or one file) becomes a doc set."""
+"""`doc4llm import`: a local markdown folder (or one file) becomes a doc set.
+
+Pages are kept as written, headings included (the section scanner reads plain titles
+from them), except MkDocs admonitions and content tabs, rewritten line for line into
+quotes and labelled blocks so that their bodies read as text (see mkdocs_blocks.py)."""
 
 from __future__ import annotations
 
@@ -13,6 +17,7 @@ from doc4llm.corpus.atomic import read_text_lossy
 from doc4llm.corpus.sections import parse_page
 from doc4llm.corpus.writer import SetWriter
 from doc4llm.errors import InputError
+from doc4llm.ingest.mkdocs_blocks import rewrite_mkdocs_blocks
 
 MARKDOWN_SUFFIXES = {".md", ".markdown"}
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv"}
@@ -138,6 +143,7 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
             summary.skipped.append({"path": rel, "reason": "binary content (NUL bytes)"})
             continue
         title, body = page_title_and_body(text, file.stem)
+        body = rewrite_mkdocs_blocks(body)
         result = writer.write_page(title, body, source=rel, key=rel)
         keys.add(rel)
         getattr(summary, result.status).append(result.folder)

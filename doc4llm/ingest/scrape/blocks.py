@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-_ANCHOR_OK = re.compile(r"^[A-Za-z0-9_:.\-]+$")
+_ANCHOR_OK = re.compile(r"^[\w:.\-]+$")  # what a `{#id}` attribute list can carry
 _LANG_CLASS = re.compile(r"^(?:language|lang|highlight|brush|hljs-lang)-([A-Za-z0-9_+#.\-]+)$")
 _NO_LANG = {"none", "default", "plain", "plaintext", "nohighlight", "text-plain", "notranslate"}
 _ADMONITION_CLASS = re.compile(
@@ -58,22 +58,32 @@ def code_language(pre) -> str:
     return ""
 
 
+def _is_self_link(a) -> bool:
+    """`<a href="#x">¶</a>`: a permalink glyph, not a cross-reference with words."""
+    return (a.get("href") or "").startswith("#") and not a.get_text(strip=True).strip(_LINK_GLYPHS)
+
+
+_LINK_GLYPHS = "¶#§🔗\u200b"
+
+
 def _heading_anchor(h, anchors: list) -> str | None:
-    """The id a heading is linked by: its own, an anchor child's, or its section's."""
+    """The id a heading is linked by: its own, an anchor child's, its section's (Sphinx
+    puts empty `<span id>` label targets before the heading), or its permalink's. A link
+    inside the heading text (`Using the <a href="#module-x">x</a> module`) is not it."""
     if h.get("id"):
         return h["id"]
     for a in anchors:
         if a.get("id") or a.get("name"):
             return a.get("id") or a.get("name")
-    for a in anchors:
-        href = a.get("href") or ""
-        if href.startswith("#") and len(href) > 1:
-            return href[1:]
     parent = h.parent
     if parent is not None and parent.get("id") and parent.name in ("section", "div"):
-        first = next((c for c in parent.children if getattr(c, "name", None)), None)
+        first = next((c for c in parent.children if getattr(c, "name", None)
+                      and not (c.name == "span" and not c.get_text(strip=True))), None)
         if first is h:
             return parent["id"]
+    for a in anchors:
+        if _is_self_link(a) and len(a["href"]) > 1:
+            return a["href"][1:]
     return None
 
 
@@ -128,7 +138,7 @@ def prepare_headings(headings: list) -> None:
         anchors = h.find_all("a")
         anchor = _heading_anchor(h, anchors)
         for a in anchors:
-            if (a.get("href") or "").startswith("#") and not a.get_text(strip=True).strip("¶#§🔗\u200b"):
+            if _is_self_link(a):
                 a.decompose()  # the self-link glyph next to a heading
         if anchor and _ANCHOR_OK.match(anchor):
             h["data-anchor"] = anchor
@@ -223,28 +233,67 @@ def unfold_tabs(soup, tab_sets: list) -> None:
 
 
 _API_DOMAINS = {"py", "c", "cpp", "js", "rst", "http", "std"}
+_SIGNATURE_CHROME = ("headerlink", "viewcode-link", "viewcode-back", "sig-paren-placeholder")
+
+
+def _is_api_entry(el) -> bool:
+    return el.name == "dl" and bool(_API_DOMAINS & set(classes(el)))
+
+
+def _section_level(dl) -> int:
+    """Level of the heading of the section a Sphinx entry sits in: the heading that is a
+    direct child of its nearest `<section>` (or `div.section`) holding one, else the
+    nearest heading before it, else 1."""
+    for parent in dl.parents:
+        if parent.name == "section" or (parent.name == "div" and "section" in classes(parent)):
+            heading = parent.find(HEADINGS, recursive=False)
+            if heading is not None:
+                return int(heading.name[1])
+    previous = dl.find_previous(HEADINGS)
+    return int(previous.name[1]) if previous is not None else 1
+
+
+def signature_text(dt) -> str:
+    """The text of an entry's `<dt>`: `json.dump(obj, fp, *, skipkeys=False, **kw)`,
+    without the permalink glyph or `[source]` link."""
+    for el in dt.find_all(True):
+        if not el.decomposed and set(_SIGNATURE_CHROME) & set(classes(el)):
+            link = el.find_parent("a") if el.name != "a" else None
+            (link or el).decompose()
+    return " ".join(dt.get_text().replace("\u00b6", "").split())
 
 
 def api_entries_to_headings(soup, main) -> None:
     """Sphinx API entries (`<dl class="py method"><dt id="acme.Client.get">`) become headings
-    one level under the section they sit in, so every class, function and option is in
-    docTOC.md with its own url#anchor, the way API reference questions look things up."""
-    entries = [dl for dl in main.find_all("dl") if _API_DOMAINS & set(classes(dl))]
-    for dl in entries:
-        if dl.decomposed:
-            continue
-        previous = dl.find_previous(HEADINGS)
-        base = int(previous.name[1]) if previous is not None else 1
-        depth = sum(1 for p in dl.parents if p.name == "dl" and _API_DOMAINS & set(classes(p)))
-        level = min(6, base + 1 + depth)
-        for dt in dl.find_all("dt", recursive=False):
-            heading = soup.new_tag(f"h{level}")
-            heading.string = " ".join(dt.get_text().replace("¶", "").split())
-            if dt.get("id"):
-                heading["id"] = dt["id"]
-            dt.replace_with(heading)
+    so every class, function and option is in docTOC.md with its own url#anchor, the way API
+    reference questions look things up.
+
+    Consecutive entries are siblings: one level under the section heading they sit in (a
+    class's members one level under the class), levels taken from the tree as written,
+    before any entry is rewritten. The first `<dt>` is the heading (the signature, anchored
+    at the id it carries, or the id of another `<dt>` of the entry, or none); further
+    signatures of the same entry (`range(stop)` / `range(start, stop[, step])`) are body
+    lines under it."""
+    plan = []
+    for dl in main.find_all(_is_api_entry):
+        depth = sum(1 for p in dl.parents if _is_api_entry(p))
+        plan.append((dl, min(6, _section_level(dl) + 1 + depth)))
+    for dl, level in plan:
+        dts = dl.find_all("dt", recursive=False)
+        ids = [dt.get("id") for dt in dts if dt.get("id")]
+        for k, dt in enumerate(dts):
+            text = signature_text(dt)
+            if k == 0:
+                node = soup.new_tag(f"h{level}")
+                node.string = text
+                if ids:
+                    node["id"] = ids[0]
+            else:
+                node = soup.new_tag("p")
+                code = soup.new_tag("code")
+                code.string = text
+                node.append(code)
+            dt.replace_with(node)
         for dd in dl.find_all("dd", recursive=False):
             dd.name = "div"
         dl.name = "div"
-
-

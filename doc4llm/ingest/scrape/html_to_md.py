@@ -59,6 +59,27 @@ def strip_site_suffix(title: str, site_name: str | None = None) -> str:
     return title
 
 
+_HEADING_ESCAPES = re.compile(
+    r"\\(?=[!-/:-@\[-`{-~])"  # a backslash that would escape the next character
+    r"|[`*\[\]]"  # code spans, emphasis, links
+    r"|<(?=[A-Za-z/!?])"  # an HTML tag or autolink
+    r"|&(?=#?\w+;)"  # an entity
+    r"|~(?=~)|(?<=~)~"  # strikethrough
+    r"|(?<!\w)_++|_++(?!\w)"  # `_` runs at a word edge (`__init__`), not snake_case
+    r"|\{(?=[^{}]*\}\s*$)"  # a trailing `{...}` read as an attribute list
+    r"|(?<=\s)#+\s*$"  # a trailing `#` run, read as a closing sequence
+)
+
+
+def escape_heading(text: str) -> str:
+    """Heading text as plain markdown: whitespace collapsed, every character that would
+    start inline markup escaped, so the section scanner reads back exactly `text`."""
+    text = " ".join(text.split())
+    if not text.strip("#"):
+        return ""
+    return _HEADING_ESCAPES.sub(lambda m: "".join("\\" + c for c in m.group()), text)
+
+
 def _make_converter():
     from markdownify import ATX, MarkdownConverter
 
@@ -72,7 +93,7 @@ def _make_converter():
         def convert_hN(self, n, el, text, parent_tags):
             if "_inline" in parent_tags:
                 return text
-            text = " ".join(text.split()).strip("# ")
+            text = escape_heading(el.get_text())
             if not text:
                 return ""
             anchor = el.get("data-anchor")

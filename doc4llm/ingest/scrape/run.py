@@ -56,7 +56,8 @@ class SetSink:
         if page.last_modified:
             extra["last_modified"] = page.last_modified
         result = self.writer.write_page(page.title, page.body, source=page.key, key=page.key,
-                                        url=page.key, extra=extra)
+                                        url=page.key, extra=extra,
+                                        slug_anchors=page.kind != "html")
         if result.status == "unchanged":
             return PageOutcome(page.key, UNCHANGED, "same markdown", page=result.folder)
         return PageOutcome(page.key, WRITTEN, page=result.folder, change=result.status)
