@@ -502,6 +502,7 @@ def serve(docs_dir: str | Path | None = None, *, embedder: str | None = None,
             if host not in ("127.0.0.1", "localhost", "::1"):
                 _log(f"serving on {host}: anyone who can reach this port can read the docs")
             _log(f"MCP over HTTP at http://{host}:{port}/mcp (docs: {service.docs_dir})")
+            _access_log_to_stderr()
             app.run("streamable-http", host=host, port=port)
         else:
             app.run("stdio")
@@ -509,6 +510,15 @@ def serve(docs_dir: str | Path | None = None, *, embedder: str | None = None,
         pass
     finally:
         service.close()
+
+
+def _access_log_to_stderr() -> None:
+    """uvicorn writes its access lines to stdout by default; stdout is for data only."""
+    from uvicorn.config import LOGGING_CONFIG
+
+    for handler in LOGGING_CONFIG.get("handlers", {}).values():
+        if handler.get("stream") == "ext://sys.stdout":
+            handler["stream"] = "ext://sys.stderr"
 
 
 def _single_threaded_math() -> None:

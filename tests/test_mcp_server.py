@@ -287,14 +287,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_http_transport_on_localhost(docs: Path) -> None:
+def test_http_transport_on_localhost(docs: Path, tmp_path: Path) -> None:
+    """Over HTTP too; uvicorn's access log goes to stderr, never stdout."""
     from mcp.client.session import ClientSession
     from mcp.client.streamable_http import streamable_http_client
 
     port = _free_port()
+    out, err = open(tmp_path / "stdout", "w"), open(tmp_path / "stderr", "w")
     proc = subprocess.Popen([sys.executable, "-m", "doc4llm", "serve", "--http", "--port", str(port),
-                             "--docs-dir", str(docs)], stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, env=_env())
+                             "--docs-dir", str(docs)], stdout=out, stderr=err, env=_env())
 
     async def call() -> dict:
         async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as streams, \
@@ -318,6 +319,10 @@ def test_http_transport_on_localhost(docs: Path) -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
+        out.close()
+        err.close()
+    assert (tmp_path / "stdout").read_text() == ""
+    assert '"POST /mcp' in (tmp_path / "stderr").read_text()
 
 
 def test_tools_publish_typed_schemas_titles_and_hints(session: dict) -> None:

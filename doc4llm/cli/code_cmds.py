@@ -9,7 +9,7 @@ from pathlib import Path
 import click
 
 from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option, warn
-from doc4llm.errors import InputError, NotFoundError
+from doc4llm.errors import InputError
 
 
 @click.command("verify")
@@ -48,8 +48,8 @@ def _read_source(source: str) -> tuple[str, str | None]:
     if source == "-":
         return sys.stdin.read(), None
     path = Path(source)
-    if not path.is_file():
-        raise NotFoundError(f"no such file: {source}")
+    if not path.is_file():  # a missing input is bad input (exit 2), as for `import`
+        raise InputError(f"{source} does not exist" if not path.exists() else f"{source} is not a file")
     try:
         return path.read_text(encoding="utf-8"), path.name
     except UnicodeDecodeError as exc:

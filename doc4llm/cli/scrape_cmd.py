@@ -10,8 +10,9 @@ from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_o
 from doc4llm.errors import ExternalError
 
 
-def _progress_printer(quiet: bool):
-    """One stderr line per page: the agent or user sees the crawl move."""
+def _progress_printer(quiet: bool, bar):
+    """On a terminal, a counter with the rate and the page being written (failures still
+    get a line); otherwise one stderr line per page, so a log shows the crawl move."""
     from doc4llm.ingest.scrape.options import FAILED, SKIPPED
 
     pages = 0
@@ -24,6 +25,11 @@ def _progress_printer(quiet: bool):
             return
         label = outcome.change or outcome.status
         tail = f" ({outcome.reason})" if outcome.reason and outcome.status in (FAILED, SKIPPED) else ""
+        if bar.tty:
+            bar.count("scraped", "pages", pages, note=outcome.url)
+            if outcome.status in (FAILED, SKIPPED):
+                bar.line(f"{label:<9} {outcome.url}{tail}")
+            return
         click.echo(f"[{pages}] {label:<9} {outcome.url}{tail}", err=True)
 
     return show
@@ -55,12 +61,15 @@ def _print_summary(summary) -> None:
 @click.option("--set", "set_name", required=True, help="Doc set to write, NAME@VERSION.")
 @docs_dir_option
 @json_option
-@click.option("--max-pages", type=click.IntRange(min=1), default=2000, show_default=True)
+@click.option("--max-pages", type=click.IntRange(min=1), default=2000, show_default=True,
+              help="Stop after this many pages (fetched or failed; skipped URLs do not count).")
 @click.option("--max-depth", type=click.IntRange(min=0), default=20, show_default=True,
               help="Link hops from the start URL (sitemap / llms.txt pages count as 0).")
-@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True)
+@click.option("--concurrency", type=click.IntRange(1, 64), default=4, show_default=True,
+              help="Requests in flight at once (--delay still spaces requests to one host).")
 @click.option("--delay", type=click.FloatRange(min=0), default=0.1, show_default=True,
-              help="Seconds between two requests to the same host (robots.txt Crawl-delay wins if larger).")
+              help="Seconds between two requests to the same host (robots.txt Crawl-delay wins if "
+                   "larger). The default caps a crawl at ~10 pages/s per host; 0 for your own site.")
 @click.option("--timeout", type=click.FloatRange(min=0.1), default=20.0, show_default=True,
               help="Seconds per request attempt.")
 @click.option("--retries", type=click.IntRange(min=0), default=2, show_default=True,
@@ -94,8 +103,11 @@ def scrape_cmd(url, set_name, docs_dir, as_json, max_pages, max_depth, concurren
         timeout=timeout, retries=retries, allow=list(allow), deny=list(deny),
         robots=not no_robots, prune=prune, max_bytes=max_bytes,
     )
-    summary = scrape_site(url, resolve_docs_dir(docs_dir), set_name, options,
-                          progress=_progress_printer(quiet))
+    from doc4llm.cli.progress import Progress
+
+    with Progress() as bar:
+        summary = scrape_site(url, resolve_docs_dir(docs_dir), set_name, options,
+                              progress=_progress_printer(quiet, bar))
     if as_json:
         emit_json(summary.to_dict())
         if not summary.usable:

@@ -34,10 +34,12 @@ embedder_option = click.option("--embedder", default=None,
 def index_cmd(sets: tuple[str, ...], embedder: str | None, no_vectors: bool, docs_dir: str | None,
               as_json: bool) -> None:
     """Build or update the index (incremental: only changed pages are re-indexed)."""
+    from doc4llm.cli.progress import Progress
     from doc4llm.index.service import build_index
 
-    report = build_index(resolve_docs_dir(docs_dir), list(sets) or None, embedder=embedder,
-                         vectors=not no_vectors, progress=lambda m: click.echo(f"doc4llm: {m}", err=True))
+    with Progress() as progress:  # bars on a terminal, plain lines with rate and time left otherwise
+        report = build_index(resolve_docs_dir(docs_dir), list(sets) or None, embedder=embedder,
+                             vectors=not no_vectors, progress=progress)
     if as_json:
         emit_json(report)
         return
@@ -90,9 +92,9 @@ def search_cmd(query: str, sets: tuple[str, ...], k: int, strategy: str, query_t
 @click.command("eval")
 @click.argument("queries", type=click.Path(exists=True, dir_okay=False))
 @set_option
-@click.option("-k", "k", default=5, show_default=True)
+@click.option("-k", "k", default=5, show_default=True, help="Results per query (Top-k metrics use them).")
 @click.option("--strategy", default="auto", show_default=True,
-              type=click.Choice(STRATEGIES))
+              type=click.Choice(STRATEGIES), help="Strategy to evaluate (see search --strategy).")
 @click.option("--compare", "compare", type=click.Path(exists=True, dir_okay=False),
               help="Baseline JSON (from --json); exit 1 on a regression.")
 @click.option("--tolerance", default=0.02, show_default=True, help="Allowed drop before --compare fails.")
