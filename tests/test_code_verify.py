@@ -147,6 +147,7 @@ def test_cli_clean_file_exits_0():
     assert proc.returncode == 0 and "0 error" in proc.stdout
 
 
-def test_cli_missing_file_is_not_found(tmp_path):
+def test_cli_missing_file_is_bad_input(tmp_path):
+    """Exit 1 means syntax errors; a missing input is bad input (2), as for `import`."""
     proc = _cli(str(tmp_path / "nope.md"), "--json")
-    assert proc.returncode == 1 and json.loads(proc.stdout)["error"] == "NotFoundError"
+    assert proc.returncode == 2 and json.loads(proc.stdout)["error"] == "InputError"
