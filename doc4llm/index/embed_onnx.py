@@ -141,6 +141,7 @@ class MiniLMEmbedder:
     # Cosine band for fusion (doc4llm/search/fusion.py maps [floor, ceil] to 0..1).
     # MiniLM spreads similarities much wider than e5: unrelated sections sit near 0.1,
     # a matching section of our dev sets at 0.5-0.7 (measured, embedder_bench.py).
+    fast_inline = True  # fast enough for a search to embed pending sections (engine.py budget)
     body_words = 120  # ~128 tokens with the heading path: words past that are cut anyway
     vec_floor = 0.20
     vec_ceil = 0.70

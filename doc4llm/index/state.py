@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from doc4llm.index.store import open_store
+from doc4llm.index.vectors import check_vectors
 
 
 def index_states(docs_dir: Path) -> dict[str, str]:
@@ -18,6 +19,9 @@ def index_states(docs_dir: Path) -> dict[str, str]:
             emb = conn.execute("SELECT embedder FROM vec_sets WHERE set_name=?", (name,)).fetchone()
             # which embedder made the vectors: another one (--embedder) cannot use them
             out[name] = f"{n} sections, vectors {done}/{n}" + (f" ({emb[0]})" if emb and emb[0] else "")
+            problem = check_vectors(docs_dir, conn, name)  # checksums of the vector files
+            if problem:
+                out[name] += f", vectors DAMAGED ({problem}; `doc4llm index` rebuilds them)"
         return out
     finally:
         conn.close()

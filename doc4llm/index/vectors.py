@@ -5,6 +5,11 @@ writes new files under the next generation and commits the generation number in 
 database only after both files are renamed into place, so a crash or a concurrent
 search always sees a complete pair. Embedding is resumable: sections that already have
 vectors (table vec_done) are skipped, and progress is saved every batch window.
+
+Every generation also writes `<set-hash>.<generation>.sha256.json`, the checksums of its
+four files, before the generation is committed. Search and `doc4llm sets` verify them:
+a damaged file is reported (search answers lexically) and the next build rebuilds the
+set's vectors from scratch instead of adding to a corrupt index.
 """
 
 from __future__ import annotations
@@ -83,10 +88,12 @@ class MatrixIndex:
     alone (~200 ms) would dominate a one-query process, so each save also writes this
     copy, which loads in a millisecond."""
 
-    def __init__(self, path: Path):
+    def __init__(self, source: Path | bytes):
+        import io
+
         import numpy as np
 
-        with np.load(path) as data:
+        with np.load(io.BytesIO(source) if isinstance(source, bytes) else source) as data:
             self.keys = data["keys"]
             self.vectors = data["vectors"].astype(np.float32)
 
@@ -110,29 +117,107 @@ def matrix_paths(docs_dir: Path, set_name: str, generation: int) -> dict[str, Pa
     return {k: p.with_suffix(".npz") for k, p in vector_paths(docs_dir, set_name, generation).items()}
 
 
+def sums_path(docs_dir: Path, set_name: str, generation: int) -> Path:
+    return index_dir(docs_dir) / "vectors" / f"{_set_key(set_name)}.{generation}.sha256.json"
+
+
+def _sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _file_sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
+def _read_sums(docs_dir: Path, set_name: str, generation: int) -> dict[str, str] | None:
+    """The recorded checksums by file name; None for a generation written before checksums."""
+    import json
+
+    p = sums_path(docs_dir, set_name, generation)
+    if not p.is_file():
+        return None
+    try:
+        sums = json.loads(p.read_text(encoding="utf-8"))
+        return sums if isinstance(sums, dict) else {}
+    except (OSError, ValueError):
+        return {}  # an unreadable checksum file proves nothing: every file fails
+
+
+class CorruptVectors(Exception):
+    """A vector file does not match its recorded checksum (or is missing)."""
+
+
+def check_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str) -> str | None:
+    """What is wrong with the set's current vector files, or None (also when it has none).
+
+    Reads every file in full: for `doc4llm sets`, `doc4llm index` and tests; a search
+    verifies only the files it loads (load_indexes)."""
+    row = conn.execute("SELECT generation FROM vec_sets WHERE set_name=?", (set_name,)).fetchone()
+    if not row or not row["generation"]:
+        return None
+    generation = row["generation"]
+    sums = _read_sums(docs_dir, set_name, generation)
+    files = [*vector_paths(docs_dir, set_name, generation).values(),
+             *matrix_paths(docs_dir, set_name, generation).values()]
+    if sums is None:
+        missing = [p.name for p in files[:2] if not p.is_file()]
+        return f"missing vector file {missing[0]}" if missing else None
+    for p in files:
+        if not p.is_file():
+            return f"missing vector file {p.name}"
+        if sums.get(p.name) != _file_sha256(p):
+            return f"checksum mismatch in {p.name}"
+    return None
+
+
+def _verified_bytes(path: Path, sums: dict[str, str] | None) -> bytes:
+    data = path.read_bytes()
+    if sums is not None and sums.get(path.name) != _sha256(data):
+        raise CorruptVectors(f"checksum mismatch in {path.name}")
+    return data
+
+
 def load_indexes(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedder_id: str,
                  for_update: bool = False) -> dict | None:
     """The current vector files of a set (usearch, memory-mapped; or the matrix copy for
-    small sets when only searching), or None when there are none usable."""
+    small sets when only searching), or None when there are none usable.
+
+    Files are checked against their recorded checksums as they are read; a mismatch
+    raises CorruptVectors (callers report it: search goes lexical, a build starts over)."""
     row = conn.execute("SELECT embedder, dim, generation FROM vec_sets WHERE set_name=?",
                        (set_name,)).fetchone()
     if not row or row["embedder"] != embedder_id or not row["generation"]:
         return None
+    sums = _read_sums(docs_dir, set_name, row["generation"])
     if not for_update:
         n = conn.execute("SELECT count(*) FROM vec_done WHERE set_name=?", (set_name,)).fetchone()[0]
         mats = matrix_paths(docs_dir, set_name, row["generation"])
         if n <= BRUTE_FORCE_MAX and all(p.is_file() for p in mats.values()):
             try:
-                return {k: MatrixIndex(p) for k, p in mats.items()}
+                return {k: MatrixIndex(_verified_bytes(p, sums)) for k, p in mats.items()}
+            except CorruptVectors:
+                raise
             except Exception:
                 pass  # fall back to usearch
     paths = vector_paths(docs_dir, set_name, row["generation"])
     if not all(p.is_file() for p in paths.values()):
+        if sums is not None:
+            raise CorruptVectors(f"missing vector file of generation {row['generation']}")
         return None
+    if sums is not None:
+        for p in paths.values():  # a memory-mapped file is hashed once on open
+            if sums.get(p.name) != _file_sha256(p):
+                raise CorruptVectors(f"checksum mismatch in {p.name}")
     Index = _usearch(embedder_id)
     try:
         return {k: Index.restore(str(p), view=True) for k, p in paths.items()}
-    except Exception:
+    except Exception as exc:
+        if sums is not None:
+            raise CorruptVectors(f"unreadable vector file ({exc})") from None
         return None
 
 
@@ -160,7 +245,13 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
     generation = row["generation"] if row else 0
     indexes = None
     if row and row["embedder"] == embedder.id and generation:
-        current = load_indexes(docs_dir, conn, set_name, embedder.id, for_update=True)
+        try:
+            problem = check_vectors(docs_dir, conn, set_name)
+            current = None if problem else load_indexes(docs_dir, conn, set_name, embedder.id, for_update=True)
+        except CorruptVectors as exc:
+            problem, current = str(exc), None
+        if problem and progress:
+            progress(f"{set_name}: vector files are damaged ({problem}); rebuilding the vectors")
         if current is not None:
             indexes = {}
             for k, idx in current.items():  # copy into RAM so we can add and remove
@@ -205,6 +296,10 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
             tmp = mats[k].with_name(mats[k].name + ".tmp.npz")
             np.savez(tmp, keys=keys, vectors=vecs)
             tmp.replace(mats[k])
+        sums = {p.name: _file_sha256(p) for p in [*paths.values(), *mats.values()]}
+        tmp = sums_path(docs_dir, set_name, generation).with_suffix(".tmp")
+        tmp.write_text(json.dumps(sums, indent=0), encoding="utf-8")
+        tmp.replace(sums_path(docs_dir, set_name, generation))
         conn.execute("BEGIN IMMEDIATE")
         conn.execute("INSERT OR REPLACE INTO vec_sets VALUES (?,?,?,?)",
                      (set_name, embedder.id, embedder.dim, generation))
@@ -212,7 +307,7 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
         conn.execute("COMMIT")
         for old in range(max(0, generation - 3), generation):
             for p in [*vector_paths(docs_dir, set_name, old).values(),
-                      *matrix_paths(docs_dir, set_name, old).values()]:
+                      *matrix_paths(docs_dir, set_name, old).values(), sums_path(docs_dir, set_name, old)]:
                 p.unlink(missing_ok=True)
         unsaved = []
         last_save = time.monotonic()
@@ -242,7 +337,8 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
         if time_budget_s is not None and time.monotonic() - t0 > time_budget_s:
             break
     missing_matrix = not all(p.is_file() for p in matrix_paths(docs_dir, set_name, generation).values())
-    if unsaved or not generation or (row and row["embedder"] != embedder.id) or missing_matrix:
+    missing_sums = not sums_path(docs_dir, set_name, generation).is_file()
+    if unsaved or not generation or (row and row["embedder"] != embedder.id) or missing_matrix or missing_sums:
         save()
     return done
 

@@ -22,7 +22,11 @@ from doc4llm.search.analyze import QueryAnalysis, analyze
 
 MAX_QUERY_CHARS = 1000
 STRATEGIES = ("auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector")
-AUTO_EMBED_MAX_SECTIONS = int(os.environ.get("DOC4LLM_AUTO_EMBED_MAX", "64"))  # ~10 s at most
+AUTO_EMBED_MAX_SECTIONS = int(os.environ.get("DOC4LLM_AUTO_EMBED_MAX", "64"))  # slow embedders: ~10 s at most
+# A fast local embedder (minilm: 40-80 sections/s on 2 cores) embeds pending sections for
+# at most this long per search, resumably: a set of a few hundred sections has full vectors
+# after its first search, a larger one grows them search by search (or `doc4llm index`).
+AUTO_EMBED_BUDGET_S = float(os.environ.get("DOC4LLM_AUTO_EMBED_S", "10"))
 
 
 def _log(msg: str) -> None:
@@ -46,6 +50,8 @@ class Searcher:
         self._embedder_failed = False
         self._vectors: dict[str, dict] = {}
         self._synced: set[str] = set()
+        self._partial: set[str] = set()  # sets whose vectors are still being built
+        self.vector_state: dict[str, dict] = {}  # per set: embedder, coverage, tier (in results)
 
     # -- resources -------------------------------------------------------------
     def log(self, msg: str) -> None:
@@ -79,23 +85,46 @@ class Searcher:
         if self.embedder_name == "none":
             return
         t = time.perf_counter()
-        from doc4llm.index.vectors import load_indexes, pending_sections
+        from doc4llm.index.vectors import CorruptVectors, load_indexes, pending_sections
 
         for name in set_names:
-            if name in self._vectors:
+            if name in self._vectors and name not in self._partial:
                 continue
             emb_id = self._embedder_id()
             pending = pending_sections(self._conn, name)
-            if pending and self.auto_index and len(pending) <= AUTO_EMBED_MAX_SECTIONS and self.embedder:
-                self._build_vectors(name)
-            elif pending and not self.quiet and name not in self._synced:
-                self.log(f"{name}: {len(pending)} sections have no vectors yet; run `doc4llm index` "
-                         "for semantic search (lexical levels answer meanwhile)")
+            budget = self._embed_budget(len(pending)) if pending and self.auto_index and self.embedder else 0.0
+            if budget != 0.0:
+                self._build_vectors(name, budget)
+                pending = pending_sections(self._conn, name)
+            if pending and not self.quiet and name not in self._synced:
+                self.log(f"{name}: {len(pending)} sections have no vectors yet; they are embedded by later "
+                         "searches or at once by `doc4llm index` (lexical levels answer meanwhile)")
             self._synced.add(name)
-            idx = load_indexes(self.docs_dir, self._conn, name, emb_id) if emb_id else None
+            try:
+                idx = load_indexes(self.docs_dir, self._conn, name, emb_id) if emb_id else None
+            except CorruptVectors as exc:
+                idx = None
+                if name not in self.vector_state or self.vector_state[name].get("problem") != str(exc):
+                    self.log(f"{name}: vector files are damaged ({exc}); lexical search only; "
+                             "`doc4llm index` rebuilds them")
+                self.vector_state[name] = {"embedder": self.embedder_name, "coverage": 0.0,
+                                           "tier": "lexical", "problem": str(exc)}
+                continue
+            total = self._conn.execute("SELECT count(*) FROM sections WHERE set_name=?", (name,)).fetchone()[0]
+            coverage = round(1.0 - len(pending) / total, 3) if total else 1.0
+            self.vector_state[name] = {"embedder": self.embedder_name, "coverage": coverage if idx else 0.0,
+                                       "tier": "lexical" if idx is None else "full" if not pending else "partial"}
+            (self._partial.add if pending else self._partial.discard)(name)
             if idx is not None:
                 self._vectors[name] = idx
         timing["vectors_load"] = round((time.perf_counter() - t) * 1000, 1)
+
+    def _embed_budget(self, pending: int) -> float | None:
+        """Seconds this search may spend embedding pending sections: None = all of them
+        (a small set, any embedder), 0 = none (a slow embedder and a big set)."""
+        if getattr(self.embedder, "fast_inline", False):
+            return AUTO_EMBED_BUDGET_S if AUTO_EMBED_BUDGET_S > 0 else 0.0
+        return None if pending <= AUTO_EMBED_MAX_SECTIONS else 0.0
 
     def _embedder_id(self) -> str | None:
         """The embedder's id (constructing an embedder does not load its model)."""
@@ -109,15 +138,19 @@ class Searcher:
             self.log(f"embedder {self.embedder_name!r} unavailable ({exc}); lexical search only")
             return None
 
-    def _build_vectors(self, set_name: str) -> None:
+    def _build_vectors(self, set_name: str, budget_s: float | None = None) -> None:
         from filelock import Timeout
 
         from doc4llm.index.build import _lock
+        from doc4llm.index.embedders import get_embedder
         from doc4llm.index.vectors import build_vectors
 
         try:
+            # the query embedder runs on one thread; a build may take every core
+            builder = get_embedder(self.embedder_name, threads=os.cpu_count() or 1) \
+                if getattr(self.embedder, "fast_inline", False) else self.embedder
             with _lock(self.docs_dir, timeout=3):
-                n = build_vectors(self.docs_dir, self._conn, set_name, self.embedder)
+                n = build_vectors(self.docs_dir, self._conn, set_name, builder, time_budget_s=budget_s)
         except Timeout:  # another process is indexing: answer from what exists
             self.log(f"{set_name}: the index is busy (another doc4llm index?); vectors skipped this time")
             return
@@ -168,6 +201,9 @@ class Searcher:
                             timing=timing, context=context)
         timing["total"] = round((time.perf_counter() - t0) * 1000, 1)
         result["timing_ms"] = timing
+        # which semantic tier answered: per set, the embedder, the share of sections with
+        # vectors, and "full" / "partial" (still being built) / "lexical" (none usable)
+        result["semantic"] = {name: self.vector_state[name] for name in chosen if name in self.vector_state}
         return result
 
     def section_rows(self, ids: list[int]) -> dict[int, dict]:
