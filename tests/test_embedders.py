@@ -307,3 +307,31 @@ def test_importing_the_module_loads_no_heavy_library():
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_a_local_openai_compatible_server_is_the_strong_tier(fake_openai, tmp_path):
+    """The documented local-server setup (Ollama, llama.cpp, vLLM): OPENAI_BASE_URL and no
+    key; `doc4llm index` then `doc4llm search` with the same --embedder use its vectors."""
+    from conftest import run_cli
+
+    from doc4llm.corpus.writer import SetWriter
+
+    docs = tmp_path / "docs"
+    w = SetWriter(docs, "Local@1", origin="test")
+    w.write_page("Caching", "## Cache eviction\n\nThe store drops the least recently used entries "
+                 "once memory is full.\n", source="caching.md", key="caching")
+    w.write_page("Tokens", "## Login tokens\n\nTokens expire after one hour; refresh them with "
+                 "the refresh endpoint.\n", source="tokens.md", key="tokens")
+    w.finish({})
+    env = {"OPENAI_BASE_URL": fake_openai.base_url, "OPENAI_API_KEY": None, "DOC4LLM_EMBEDDER": None}
+    out = run_cli("index", "--embedder", "openai:nomic-embed-text", "--docs-dir", docs, env=env)
+    assert out.returncode == 0, out.stderr
+    res = run_cli("search", "tokens expire after one hour", "--embedder", "openai:nomic-embed-text",
+                  "--docs-dir", docs, "--json", env=env)
+    assert res.returncode == 0, res.stderr
+    result = json.loads(res.stdout)
+    assert result["semantic"]["Local@1"] == {"embedder": "openai:nomic-embed-text", "coverage": 1.0,
+                                             "tier": "full"}
+    assert result["results"][0]["heading_path"][-1] == "Login tokens"
+    assert {r["model"] for r in fake_openai.requests} == {"nomic-embed-text"}
+    assert all(r["authorization"] == "Bearer no-key" for r in fake_openai.requests)
