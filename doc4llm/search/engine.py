@@ -92,10 +92,16 @@ class Searcher:
                 continue
             emb_id = self._embedder_id()
             pending = pending_sections(self._conn, name)
-            budget = self._embed_budget(len(pending)) if pending and self.auto_index and self.embedder else 0.0
-            if budget != 0.0:
-                self._build_vectors(name, budget)
+            made_by = self._conn.execute("SELECT embedder FROM vec_sets WHERE set_name=?", (name,)).fetchone()
+            stale = bool(emb_id and made_by and made_by[0] and made_by[0] != emb_id)  # another embedder's
+            budget = self._embed_budget(len(pending)) if (pending or stale) and self.auto_index and self.embedder \
+                else 0.0
+            if budget != 0.0 and (pending or getattr(self.embedder, "fast_inline", False)):
+                self._build_vectors(name, budget)  # a stale set is rebuilt from scratch, resumably
                 pending = pending_sections(self._conn, name)
+            elif stale and not self.quiet and name not in self._synced:
+                self.log(f"{name}: its vectors were made by another embedder ({made_by[0]}); "
+                         f"`doc4llm index` rebuilds them for {self.embedder_name}")
             if pending and not self.quiet and name not in self._synced:
                 self.log(f"{name}: {len(pending)} sections have no vectors yet; they are embedded by later "
                          "searches or at once by `doc4llm index` (lexical levels answer meanwhile)")
