@@ -155,7 +155,8 @@ def test_set_metadata_yaml(tmp_path):
     rec = next(iter(meta["pages"].values()))
     assert rec["folder"] == "A" and rec["source"] == "a.md"
     sets = json.loads(run_cli("sets", "--docs-dir", docs, "--json").stdout)
-    assert sets["sets"] == [{"name": "Docs@1", "pages": 1, "source": str(src.resolve()),
+    assert sets["sets"] == [{"name": "Docs@1", "path": str((docs / "Docs@1").resolve()),
+                             "pages": 1, "source": str(src.resolve()),
                              "updated": meta["updated"], "index": sets["sets"][0]["index"]}]
 
 

@@ -74,7 +74,8 @@ def test_plugin_manifests() -> None:
     assert (REPO / entry["source"] / ".claude-plugin" / "plugin.json").is_file()
     mcp = json.loads((REPO / ".mcp.json").read_text())
     server = mcp["mcpServers"]["doc4llm"]
-    assert [server["command"], *server["args"]] == ["doc4llm", "serve"]
+    # the plugin's own launcher (tests/test_plugin.py starts it), not a doc4llm on PATH
+    assert [server["command"], *server["args"]] == ["${CLAUDE_PLUGIN_ROOT:-.}/scripts/doc4llm", "serve"]
 
 
 def _installed(root: Path) -> dict[str, str]:
