@@ -17,7 +17,6 @@ from pathlib import Path
 from doc4llm.corpus.paths import INDEX_DIRNAME
 
 FORMAT_VERSION = "4"
-MMAP_BYTES = 1 << 30
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -61,10 +60,6 @@ def _connect(path: Path) -> sqlite3.Connection:
     conn.row_factory = sqlite3.Row
     conn.execute("PRAGMA journal_mode=WAL")
     conn.execute("PRAGMA synchronous=NORMAL")
-    # reads through a memory map: a query's row lookups (FTS hit -> section row) are
-    # random pages of a file bigger than SQLite's 2 MB page cache; without the map each
-    # is a read() syscall (~2x slower lookups at 100k sections). Address space, not RAM.
-    conn.execute(f"PRAGMA mmap_size={MMAP_BYTES}")
     return conn
 
 
