@@ -198,6 +198,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--src", type=Path, default=REPO / "md_docs", help="Vocabulary source.")
     ap.add_argument("--keep", type=Path, default=None, help="Work in this folder and keep it.")
+    ap.add_argument("--reuse-index", action="store_true",
+                    help="With --keep: query the docs dirs indexed by an earlier run (no re-index).")
     args = ap.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     max_pages = -(-sizes[-1] // SECTIONS_PER_PAGE)
@@ -226,17 +228,20 @@ def main() -> None:
     for size in sizes:
         pages = -(-size // SECTIONS_PER_PAGE)
         docs = work / f"docs_{size}"
-        if docs.exists():
+        reuse = args.reuse_index and (docs / ".doc4llm" / "index.sqlite").is_file()
+        if docs.exists() and not reuse:
             shutil.rmtree(docs)
-        view(pool, docs, pages)
-        corpus = du_bytes(docs)
+        if not reuse:
+            view(pool, docs, pages)
+        corpus = du_bytes(docs) - du_bytes(docs / ".doc4llm")
         t_load = load()
         r = run_timed([sys.executable, "-m", "doc4llm", "index", "--no-vectors", "--docs-dir", str(docs), "--json"],
-                      env=LEX)
+                      env=LEX)  # with --reuse-index this is a no-change run: its numbers say so
         rep = json.loads(r.stdout) if r.rc == 0 else {}
         if r.rc != 0:
             print(f"<!-- index {size} failed: {r.stderr[-400:]!r} -->", file=sys.stderr)
-        secs = rep.get("lexical", {}).get("sections", 0)
+        lex = rep.get("lexical", {})
+        secs = lex.get("sections", 0) or (lex.get("pages_unchanged", 0) * SECTIONS_PER_PAGE if reuse else 0)
         idx_bytes = du_bytes(docs / ".doc4llm")
         r2 = run_timed([sys.executable, "-m", "doc4llm", "index", "--no-vectors", "--docs-dir", str(docs), "--json"],
                        env=LEX)
@@ -247,12 +252,17 @@ def main() -> None:
         first, ts, cs, ip_rss = in_process(docs, queries, args.reps)
         proc = [run_timed([sys.executable, "-m", "doc4llm", "search", "--docs-dir", str(docs), "--", q], env=LEX)
                 for q in queries[: args.proc_queries]]
+        # the same searches when each one also re-scans every page (freshness window 0):
+        # what the first search after FRESH_SECONDS of quiet pays
+        scan = [run_timed([sys.executable, "-m", "doc4llm", "search", "--docs-dir", str(docs), "--", q],
+                          env={**LEX, "DOC4LLM_FRESH_SECONDS": "0"}) for q in queries[: args.proc_queries]]
         bad = [p for p in proc if p.rc != 0]
         if bad:
             print(f"<!-- search failed at {size}: {bad[0].stderr[-400:]!r} -->", file=sys.stderr)
         qrows.append([size, first, pct(ts, 50), pct(ts, 95), pct(cs, 50), pct(cs, 95), ip_rss, pct([p.wall_ms for p in proc], 50),
                       pct([p.wall_ms for p in proc], 95), pct([p.cpu_ms for p in proc], 50),
-                      pct([p.cpu_ms for p in proc], 95), max(p.maxrss_mb for p in proc), t_load])
+                      pct([p.cpu_ms for p in proc], 95), max(p.maxrss_mb for p in proc),
+                      pct([p.wall_ms for p in scan], 50), pct([p.cpu_ms for p in scan], 50), t_load])
         print(f"<!-- size {size} done {load()} -->", file=sys.stderr)
 
     print("## Lexical index (cold, new process `doc4llm index --no-vectors`)\n")
@@ -263,7 +273,8 @@ def main() -> None:
     print(table(["sections", "in-proc first query ms", "in-proc wall p50 ms", "in-proc wall p95 ms",
                  "in-proc cpu p50 ms", "in-proc cpu p95 ms", "in-proc peak RSS MB",
                  "new proc wall p50 ms", "new proc wall p95 ms", "new proc cpu p50 ms", "new proc cpu p95 ms",
-                 "new proc peak RSS MB", "load at start"], qrows) + "\n")
+                 "new proc peak RSS MB", "new proc + full page scan wall p50 ms", "new proc + full page scan cpu p50 ms",
+                 "load at start"], qrows) + "\n")
     good = [i for i, row in enumerate(rows) if isinstance(row[1], int) and row[1]]
     if len(good) > 1:
         a, b = rows[good[0]], rows[good[-1]]
