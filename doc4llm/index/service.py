@@ -34,6 +34,10 @@ def build_index(docs_dir: Path, sets: list[str] | None = None, *, embedder: str 
             with _lock(docs_dir):
                 for ds in chosen:
                     out["vectors"][ds.name] = build_vectors(docs_dir, conn, ds.name, emb, progress=_every(progress))
+    from doc4llm.index.qdrant_store import configured, mirror
+
+    if configured():  # experimental: mirror the index and its vectors into Qdrant
+        out["qdrant"] = mirror(conn, docs_dir, progress)
     conn.close()
     out["seconds"] = round(time.perf_counter() - t0, 3)
     return out

@@ -42,6 +42,17 @@ def _scope(conn: sqlite3.Connection, sets: list[str]) -> tuple[str, str, list[st
     return " JOIN sections s ON s.id = sec_fts.rowid", f" AND {where}", params
 
 
+def _qdrant_selected() -> bool:
+    """Cheap check before importing the Qdrant module (environment, then doc4llm.yaml)."""
+    import os
+
+    if os.environ.get("DOC4LLM_QDRANT_URL") or os.environ.get("DOC4LLM_QDRANT_PATH"):
+        return True
+    from doc4llm.config import setting
+
+    return setting("index", "backend") == "qdrant"
+
+
 def _fts_or(query_tokens: list[str], column: str | None = None) -> str:
     uniq = list(dict.fromkeys(t for t in query_tokens if t))
     body = " OR ".join('"' + t.replace('"', "") + '"' for t in uniq)
@@ -55,6 +66,12 @@ def bm25(conn: sqlite3.Connection, qa: QueryAnalysis, sets: list[str], limit: in
     expr = _fts_or(query_tokens if query_tokens is not None else qa.stems)
     if not expr or not sets:
         return {}
+    if _qdrant_selected():  # experimental backend: the same BM25 scores, served by Qdrant
+        from doc4llm.index.qdrant_store import for_search
+
+        store = for_search(conn)
+        if store is not None:
+            return store.bm25(query_tokens if query_tokens is not None else qa.stems, sets, limit)
     join, where, params = _scope(conn, sets)
     rows = conn.execute(
         f"SELECT sec_fts.rowid, -bm25(sec_fts, 6.0, 2.5, 1.0) AS score FROM sec_fts{join}"
