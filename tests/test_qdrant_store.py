@@ -93,3 +93,28 @@ def test_cli_index_mirrors_and_search_answers_the_same(tmp_path):
         assert [(r["page"], r["heading_path"]) for r in got["results"]] == \
             [(r["page"], r["heading_path"]) for r in want["results"]]
         assert got["confidence"] == want["confidence"]
+
+
+def test_search_takes_bm25_from_the_mirror_until_the_index_changes(tmp_path, monkeypatch):
+    from doc4llm.index import qdrant_store
+    from doc4llm.search.engine import Searcher
+
+    docs = make_upstream(tmp_path / "docs")
+    s = Searcher(docs, embedder="none", quiet=True)
+    try:
+        want = [r["heading_path"] for r in s.search("model configuration")["results"]]
+        monkeypatch.setenv("DOC4LLM_QDRANT_PATH", str(tmp_path / "qdrant"))
+        assert qdrant_store.for_search(s.conn) is None  # configured, not mirrored yet
+        assert qdrant_store.mirror(s.conn, docs) > 0
+        calls = []
+        real = QdrantIndex.bm25
+        monkeypatch.setattr(QdrantIndex, "bm25", lambda self, *a, **k: calls.append(a) or real(self, *a, **k))
+        got = [r["heading_path"] for r in s.search("model configuration")["results"]]
+        assert calls and got == want
+        s.conn.execute("DELETE FROM sections WHERE id = (SELECT max(id) FROM sections)")
+        assert qdrant_store.for_search(s.conn) is None  # the index changed: SQLite answers
+    finally:
+        s.close()
+        for store in qdrant_store._OPEN.values():
+            store.close()
+        qdrant_store._OPEN.clear()
