@@ -71,6 +71,8 @@ class QdrantIndex:
     def __init__(self, client, collection: str = COLLECTION):
         self.client = client
         self.collection = collection
+        self.counts: dict[tuple, int] = {}  # counts per mirrored state (cleared on a new one)
+        self.state: object = None
 
     @classmethod
     def open(cls, *, url: str | None = None, path: str | None = None, collection: str = COLLECTION):
@@ -95,6 +97,7 @@ class QdrantIndex:
         for kind, (keys, vecs) in (dense or {}).items():
             vec_of[kind] = {int(k): [float(x) for x in v] for k, v in zip(keys, vecs, strict=True)}
         dims = {kind: len(next(iter(v.values()))) for kind, v in vec_of.items() if v}
+        self.counts.clear()
         if self.client.collection_exists(self.collection):
             self.client.delete_collection(self.collection)
         self.client.create_collection(
@@ -140,11 +143,16 @@ class QdrantIndex:
             must.append(models.FieldCondition(key=key, match=models.MatchValue(value=value)))
         return models.Filter(must=must) if must else None
 
+    def _count(self, key: tuple, flt) -> int:
+        if key not in self.counts:
+            self.counts[key] = self.client.count(self.collection, count_filter=flt, exact=True).count
+        return self.counts[key]
+
     def section_count(self, sets: list[str] | None = None) -> int:
-        return self.client.count(self.collection, count_filter=self._filter(sets), exact=True).count
+        return self._count(("n", tuple(sorted(sets or []))), self._filter(sets))
 
     def doc_freq(self, token: str, sets: list[str] | None = None) -> int:
-        return self.client.count(self.collection, count_filter=self._filter(sets, toks=token), exact=True).count
+        return self._count(("df", token, tuple(sorted(sets or []))), self._filter(sets, toks=token))
 
     def bm25(self, stems: list[str], sets: list[str], limit: int = 80) -> dict[int, float]:
         """{section id: FTS5 BM25 score} of the sections of `sets` holding any stem."""
@@ -221,9 +229,14 @@ def for_search(conn: sqlite3.Connection) -> QdrantIndex | None:
     if where is None:
         return None
     row = conn.execute("SELECT value FROM meta WHERE key=?", (EXPORT_KEY,)).fetchone()
-    if not row or json.loads(row[0]) != {"where": where, "stamp": index_stamp(conn)}:
+    stamp = index_stamp(conn)
+    if not row or json.loads(row[0]) != {"where": where, "stamp": stamp}:
         return None  # not mirrored yet, or the index changed since: SQLite answers
-    return open_configured(where)
+    store = open_configured(where)
+    if store.state != stamp:
+        store.counts.clear()
+        store.state = stamp
+    return store
 
 
 def _dense_vectors(docs_dir, conn: sqlite3.Connection) -> dict[str, tuple]:
