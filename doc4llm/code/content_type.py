@@ -18,18 +18,23 @@ CODE_SHARE = 0.5
 REFERENCE_SHARE = 0.3
 MIN_REFERENCE_LINES = 3
 
-_TABLE_ROW = re.compile(r"^\s*\|?\s*[^|]+\|[^|]*\|?")
-_TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)+\|?\s*$")
-_KEYED_TABLE_ROW = re.compile(r"^\s*\|?\s*`[^`]+`\s*(,\s*`[^`]+`\s*)*\|")
-_KEYED_BULLET = re.compile(r"^\s*(?:[-*+]|\d+\.)\s+(`[^`]+`|\*\*`?[\w.$/-]+(?:\(\))?`?\*\*)\s*[:(—–-]?")
-_SIGNATURE = re.compile(r"^\s*(#+\s*)?`?[\w.]+\([^)]*\)`?\s*(->|:|$)")
+# Every pattern here runs on each line of every indexed section, so each one is linear in
+# the line: possessive `\s*+` wherever two whitespace runs could share the same spaces
+# (a 6,000-space line or a 500-level list once took minutes), and table rows are checked
+# with string scans rather than patterns.
+_SEPARATOR_CELL = re.compile(r":?-{3,}:?")
+_KEYED_TABLE_ROW = re.compile(r"^\s*+\|?\s*+`[^`]+`\s*+(,\s*+`[^`]+`\s*+)*\|")
+_KEYED_BULLET = re.compile(r"^\s*+(?:[-*+]|\d+\.)\s+(`[^`]+`|\*\*`?[\w.$/-]+(?:\(\))?`?\*\*)\s*[:(—–-]?")
+_SIGNATURE = re.compile(r"^\s*+(#+\s*+)?`?[\w.]++\([^)]*+\)`?\s*+(->|:|$)")
 _REFERENCE_HEADING = re.compile(
     r"^#+\s.*\b(parameters?|arguments?|returns?|options?|flags?|fields?|properties|"
     r"attributes|methods|settings|reference|schema|api|commands?|environment variables|"
     r"configuration|exit codes?)\b",
     re.IGNORECASE,
 )
-_FIELD_LINE = re.compile(r"^\s*[-*]?\s*\*?\*?(type|default|required|returns|raises|throws)\*?\*?\s*:", re.IGNORECASE)
+_FIELD_LINE = re.compile(
+    r"^\s*+(?:[-*]\s*+)?\*?\*?(type|default|required|returns|raises|throws)\*?\*?\s*+:", re.IGNORECASE
+)
 
 
 def content_type(text: str) -> str:
@@ -47,7 +52,7 @@ def content_type(text: str) -> str:
     reference = 0
     other = 0
     for i, line in enumerate(lines):
-        if i in in_code or not line.strip() or _TABLE_SEPARATOR.match(line):
+        if i in in_code or not line.strip() or _is_table_separator(line):
             continue
         if _is_reference_line(line):
             reference += 2 if _REFERENCE_HEADING.match(line) else 1
@@ -62,9 +67,28 @@ def content_type(text: str) -> str:
 def _is_reference_line(line: str) -> bool:
     return bool(
         _KEYED_TABLE_ROW.match(line)
-        or (_TABLE_ROW.match(line) and line.count("|") >= 2)
+        or (line.count("|") >= 2 and _is_table_row(line))
         or _KEYED_BULLET.match(line)
         or _SIGNATURE.match(line)
         or _REFERENCE_HEADING.match(line)
         or _FIELD_LINE.match(line)
     )
+
+
+def _is_table_row(line: str) -> bool:
+    """Some text, then a pipe (after an optional leading pipe): `a | b`, `| a | b |`."""
+    first = line.find("|")
+    if first != 0:
+        return first > 0
+    return line.find("|", 1) > 1
+
+
+def _is_table_separator(line: str) -> bool:
+    """`|---|:--:|`: two or more cells of three or more dashes, optional colons."""
+    cells = line.strip()
+    if cells.startswith("|"):
+        cells = cells[1:]
+    if cells.endswith("|"):
+        cells = cells[:-1]
+    parts = cells.split("|")
+    return len(parts) >= 2 and all(_SEPARATOR_CELL.fullmatch(p.strip()) for p in parts)

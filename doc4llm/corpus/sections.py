@@ -20,7 +20,7 @@ it decides what is a heading, and repairs malformed pages, always keeping line n
   keeps its text verbatim (a `*` or `[` inside code is not markup), **emphasis** and
   links keep their text (also `[`code`](url)`), images are dropped, lower-case HTML tags
   (`<b>`, `<sub>`) are dropped but `Option<T>` keeps its `<T>`, backslash escapes and
-  entities are decoded.
+  entities are decoded. Titles are cut at 1000 characters.
 - A trailing attribute list, `{#id}`, `{ #id }` or `{: #id .class key=value }` (MkDocs,
   Pandoc, kramdown), leaves the title; its `#id` becomes the section's anchor.
 - The doc4llm page header (`# Title`, source line, `---`) is recognised: when the body
@@ -33,6 +33,7 @@ it decides what is a heading, and repairs malformed pages, always keeping line n
 
 from __future__ import annotations
 
+import bisect
 import html
 import re
 from dataclasses import dataclass, field
@@ -41,7 +42,6 @@ PREAMBLE = "[Overview / Preamble]"
 
 _FENCE_OPEN = re.compile(r"^(`{3,}|~{3,})(.*)$")  # on the line without its indentation
 _ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?)|[ \t]*)$")
-_ATX_CLOSE = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
 _SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _HR = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _LIST_ITEM = re.compile(r"^( *)([-+*]|\d{1,9}[.)])([ \t]+|$)")
@@ -149,7 +149,21 @@ def _atx(line: str) -> tuple[int, str] | None:
     m = _ATX.match(line)
     if not m:
         return None
-    return len(m.group(1)), _ATX_CLOSE.sub("", m.group(2) or "").strip()
+    return len(m.group(1)), _strip_closing_hashes(m.group(2) or "").strip()
+
+
+def _strip_closing_hashes(text: str) -> str:
+    """`Title ##` -> `Title`: a closing run of `#`s preceded by a space (or alone).
+
+    String scans, not a pattern: searching `[ \t]+#+` restarts at every space of a long
+    run of spaces (quadratic)."""
+    body = text.rstrip(" \t")
+    if not body.endswith("#"):
+        return text
+    rest = body.rstrip("#")
+    if not rest:
+        return ""
+    return rest if rest[-1] in " \t" else text
 
 
 def _fence_end(lines: list[str], i: int, marker: str, indent: int) -> int:
@@ -282,22 +296,25 @@ def _find_headings(lines: list[str]) -> list[tuple[int, int, str]]:
     return headings
 
 
-_CODE_SPAN = re.compile(r"(`+)(.+?)(?<!`)\1(?!`)")
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-_CODE_OR_ESCAPE = re.compile(_CODE_SPAN.pattern + "|" + _ESCAPE.pattern.replace("\\1", "\\3"))
+_BACKTICKS = re.compile(r"`+")
+_CODE_OR_ESCAPE_START = re.compile(r"[`\\]")
 _PUNCT = re.compile(r"[!-/:-@\[-`{-~]")
+# Linear on any heading line: a bracket text never runs past another `[`, an autolink
+# never past another `<`, and the link-title part takes its spaces possessively (each
+# search restart would otherwise rescan the rest of a line of `![![![`).
 _INLINE_RULES = [
-    (re.compile(r"!\[[^\]]*\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+[^)]*)?\)"), ""),  # ![alt](src)
-    (re.compile(r"!\[[^\]]*\]\[[^\]]*\]"), ""),  # ![alt][ref]
-    (re.compile(r"\[([^\]]*)\]\((?:[^()\s]|\([^()\s]*\))*(?:\s+[^)]*)?\)"), r"\1"),  # [text](url)
-    (re.compile(r"\[([^\]]+)\]\[[^\]]*\]"), r"\1"),  # [text][ref]
-    (re.compile(r"<((?:https?|mailto|ftp):[^>\s]+)>"), r"\1"),  # autolinks
+    (re.compile(r"!\[[^\[\]]*\]\((?:[^()\s]|\([^()\s]*\))*+(?:\s++[^()]*+)?\)"), ""),  # ![alt](src)
+    (re.compile(r"!\[[^\[\]]*\]\[[^\[\]]*\]"), ""),  # ![alt][ref]
+    (re.compile(r"\[([^\[\]]*)\]\((?:[^()\s]|\([^()\s]*\))*+(?:\s++[^()]*+)?\)"), r"\1"),  # [text](url)
+    (re.compile(r"\[([^\[\]]+)\]\[[^\[\]]*\]"), r"\1"),  # [text][ref]
+    (re.compile(r"<((?:https?|mailto|ftp):[^<>\s]+)>"), r"\1"),  # autolinks
     (re.compile(r"<img\b[^<>]*>", re.IGNORECASE), ""),
     (re.compile(r"</?[a-z][a-z0-9-]*(?:\s[^<>]*)?/?>"), ""),  # lower-case HTML tags
     (re.compile(r"(\*{1,3})(?=\S)(.+?)(?<=\S)\1"), r"\2"),
     (re.compile(r"(?<![\w\\])(_{1,3})(?=\S)(.+?)(?<=\S)\1(?!\w)"), r"\2"),
     (re.compile(r"~~(?=\S)(.+?)(?<=\S)~~"), r"\1"),
 ]
+_MAX_TITLE = 1000
 _PRIVATE = 0xF0000  # Unicode private-use plane: never in real headings
 _HIDDEN = re.compile("[\U000f0000-\U000f007f]")
 
@@ -307,13 +324,47 @@ def _hide(text: str) -> str:
     return _PUNCT.sub(lambda m: chr(_PRIVATE + ord(m.group())), text)
 
 
-def _protect(m: re.Match) -> str:
-    if m.group(3) is not None:  # a backslash escape: the character itself, literal
-        return _hide(m.group(3))
-    code = m.group(2)
-    if code.strip() and code[0] == " " and code[-1] == " ":
-        code = code[1:-1]
-    return _hide(code)  # a code span: its text verbatim
+def _protect_code_and_escapes(raw: str) -> str:
+    """Code spans -> their text verbatim, backslash escapes -> the character, both hidden.
+
+    CommonMark's rule, in linear time: a run of n backticks opens a span closed by the
+    next run of exactly n (found by bisecting the runs of that length); without one, the
+    run is literal text. Escapes count outside code spans only."""
+    runs: dict[int, list[int]] = {}
+    for m in _BACKTICKS.finditer(raw):
+        runs.setdefault(m.end() - m.start(), []).append(m.start())
+    out: list[str] = []
+    i = 0
+    while True:
+        m = _CODE_OR_ESCAPE_START.search(raw, i)
+        if not m:
+            out.append(raw[i:])
+            return "".join(out)
+        j = m.start()
+        out.append(raw[i:j])
+        if raw[j] == "\\":
+            if j + 1 < len(raw) and _PUNCT.match(raw, j + 1):
+                out.append(_hide(raw[j + 1]))  # a backslash escape: the character, literal
+                i = j + 2
+            else:
+                out.append("\\")
+                i = j + 1
+            continue
+        end = j
+        while end < len(raw) and raw[end] == "`":
+            end += 1
+        n = end - j
+        starts = runs.get(n, [])
+        k = bisect.bisect_left(starts, end)
+        if k == len(starts):  # no closing run: the backticks are text
+            out.append(raw[j:end])
+            i = end
+            continue
+        code = raw[end:starts[k]]
+        if code.strip() and code[0] == " " and code[-1] == " ":
+            code = code[1:-1]
+        out.append(_hide(code))  # a code span: its text verbatim
+        i = starts[k] + n
 
 
 def split_attributes(raw: str) -> tuple[str, str | None]:
@@ -334,10 +385,14 @@ def split_attributes(raw: str) -> tuple[str, str | None]:
 
 
 def plain_title(raw: str) -> str:
-    """Heading markdown -> plain text (see the module doc)."""
+    """Heading markdown -> plain text (see the module doc). A heading line longer than
+    `_MAX_TITLE` characters (real ones stay under ~500) is cut there: the inline rules are
+    not linear in the worst case, and a cut keeps a pathological line cheap."""
+    if len(raw) > _MAX_TITLE:
+        raw = raw[:_MAX_TITLE] + "…"
     if not any(c in raw for c in "`[<*_~\\&!"):
         return _SPACES.sub(" ", raw).strip()
-    text = _CODE_OR_ESCAPE.sub(_protect, raw) if ("`" in raw or "\\" in raw) else raw
+    text = _protect_code_and_escapes(raw) if ("`" in raw or "\\" in raw) else raw
     if any(c in text for c in "[<*_~&"):
         for rx, repl in _INLINE_RULES:
             text = rx.sub(repl, text)

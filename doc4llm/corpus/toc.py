@@ -26,13 +26,29 @@ from dataclasses import dataclass
 
 from doc4llm.corpus.sections import PREAMBLE, Section
 
+# Linear in the line: `parse_toc` matches these against the line with its whitespace
+# collapsed (one space between words, none at the ends), so no two whitespace runs can
+# share spaces, and possessive quantifiers never give back what they took. The upstream
+# line's URL is its last "：" part, found with rfind.
 _OURS = re.compile(
-    r"^(?:(#{1,6})|-)\s+(?:(?:\d+\.)+\s+)?(.*?)\s+·\s+L(\d+)-L(\d+)\s+·\s+~(\d+)\s+tok(?:\s+·\s+(\S+))?\s*$"
+    r"(?:(#{1,6})|-) (?:(?:\d++\.)++ )?(.*?) · L(\d++)-L(\d++) · ~(\d++) tok(?: · (\S++))?"
 )
-_UPSTREAM = re.compile(
-    r"^\s*(?:(#{1,6})|[-*])\s+(?:(?:\d+\.)+\s*)?(.*?)\s*：\s*((?:[A-Za-z][\w+.-]*://|[/#])\S*)\s*$"
-)
-_UPSTREAM_NOURL = re.compile(r"^\s*(#{2,6})\s+(?:(?:\d+\.)+\s*)?(.+?)\s*$")
+_UPSTREAM_HEAD = re.compile(r"(?:(#{1,6})|[-*]) (?:(?:\d++\.)++ ?)?(.*)")
+_UPSTREAM_URL = re.compile(r"(?:[A-Za-z][\w+.-]*+://|[/#])\S*+")
+_UPSTREAM_NOURL = re.compile(r"(#{2,6}) (?:(?:\d++\.)++ ?)?(.+)")
+_SOURCE = re.compile(r">? ?\**(?:Source|原文链接)\**+ ?[:：] ?(\S+)")
+
+
+def _upstream(line: str) -> tuple[int, str, str] | None:
+    """An upstream entry `#### 1.2. Title：URL` (or `- Title：URL`): (level, title, url)."""
+    colon = line.rfind("：")
+    if colon < 0:
+        return None
+    url = line[colon + 1:].strip()
+    head = _UPSTREAM_HEAD.fullmatch(line[:colon].rstrip())
+    if not head or not _UPSTREAM_URL.fullmatch(url):
+        return None
+    return (len(head.group(1)) if head.group(1) else 5), head.group(2).strip(), url
 
 
 @dataclass
@@ -91,20 +107,20 @@ def parse_toc(text: str) -> tuple[str | None, str | None, list[TocEntry]]:
     title = source = None
     entries: list[TocEntry] = []
     for raw in text.splitlines():
-        line = raw.rstrip()
-        if not line.strip():
+        line = " ".join(raw.split())
+        if not line:
             continue
-        if title is None and line.startswith("# ") and not _OURS.match(line) \
-                and not _UPSTREAM.match(line):
+        if title is None and line.startswith("# ") and not _OURS.fullmatch(line) \
+                and not _upstream(line):
             title = line[2:].strip()
             continue
-        m = re.match(r"^>?\s*\**(?:Source|原文链接)\**\s*[:：]\s*(\S+)", line.strip())
+        m = _SOURCE.match(line)
         if m:
             source = m.group(1)
             continue
-        if line.lstrip().startswith(">") or line.startswith("提取的锚点数量"):
+        if line.startswith(">") or line.startswith("提取的锚点数量"):
             continue
-        m = _OURS.match(line)
+        m = _OURS.fullmatch(line)
         if m:
             name = m.group(2)
             if name.endswith(" (page intro)"):
@@ -114,12 +130,12 @@ def parse_toc(text: str) -> tuple[str | None, str | None, list[TocEntry]]:
                 level = len(m.group(1)) if m.group(1) else (0 if name == PREAMBLE else None)
             entries.append(TocEntry(name, level, m.group(6), int(m.group(3)), int(m.group(4)), int(m.group(5))))
             continue
-        m = _UPSTREAM.match(line)
-        if m:
-            level = len(m.group(1)) if m.group(1) else 5
-            entries.append(TocEntry(m.group(2).strip(), level, m.group(3)))
+        upstream = _upstream(line)
+        if upstream:
+            level, name, url = upstream
+            entries.append(TocEntry(name, level, url))
             continue
-        m = _UPSTREAM_NOURL.match(line)
+        m = _UPSTREAM_NOURL.fullmatch(line)
         if m:
             entries.append(TocEntry(m.group(2).strip(), len(m.group(1))))
     return title, source, entries
