@@ -6,6 +6,11 @@ Two formats:
   queries have no expected answer.
 - set-aware: [{query, kind, expected: [{set, page, section}], also_valid: [{..., grade}]}]
   (a list, or {"queries": [...]}).
+- corpus-aware (`../shared/benchmarks/realdocs-dev/queries.json`): {"corpora": {name:
+  folder}, "queries": [{query, kind, corpus, expected: [{file, heading}], also_valid}]};
+  `file` is the source file relative to the corpus folder, `heading` the section's own
+  heading text (null: the text before the page's first heading). A corpus is found as
+  the doc set named `<corpus>@...` (or imported from a folder of that name).
 
 Metrics per kind: Top-1/3/5 (a grade-2 answer in the first k), MRR, nDCG@5 (graded),
 abstention on no_answer and on answerable queries, the confidence's ROC AUC for
@@ -40,27 +45,47 @@ def _path_list(path: str) -> list[str]:
 
 
 class Label:
-    """One acceptable answer with its grade (2 = correct, 1 = partial)."""
+    """One acceptable answer with its grade (2 = correct, 1 = partial).
 
-    def __init__(self, path: str, grade: int, file: str | None = None, set_name: str | None = None,
-                 page: str | None = None):
-        self.path = _path_list(path)
+    `heading_only`: the label names the section by its own heading (the last element of
+    the result's heading path) within `file`; `path == []` then means the page intro."""
+
+    def __init__(self, path: str | None, grade: int, file: str | None = None, set_name: str | None = None,
+                 page: str | None = None, corpus: str | None = None, heading_only: bool = False):
+        self.path = _path_list(path) if path else []
         self.grade = grade
         self.file = file
         self.set_name = set_name
         self.page = page
+        self.corpus = corpus
+        self.heading_only = heading_only
 
     def matches(self, r: dict) -> bool:
         got = [norm_heading(h) for h in r["heading_path"]]
         if self.set_name and r["doc_set"] != self.set_name:
             return False
+        if self.corpus and not _set_is_corpus(r["doc_set"], self.corpus):
+            return False
         if self.page and norm_heading(r["page"]) != norm_heading(self.page):
             return False
-        if self.file and not str(r.get("source") or "").replace("\\", "/").endswith(self.file):
+        if self.file and not _same_file(str(r.get("source") or ""), self.file):
             return False
+        if self.heading_only:
+            if not self.path:  # text before the first heading: the page intro
+                return len(got) <= 1 or got == [PREAMBLE]
+            return bool(got) and got[-1] == self.path[-1]
         if got == self.path:
             return True
         return len(got) > 1 and got[1:] == self.path and (self.page is not None or self.file is not None)
+
+
+def _same_file(source: str, file: str) -> bool:
+    source = source.replace("\\", "/")
+    return source == file or source.endswith("/" + file)
+
+
+def _set_is_corpus(set_name: str, corpus: str) -> bool:
+    return set_name.split("@")[0].casefold() == corpus.casefold()
 
 
 def _mdmem_label(spec: str, grade: int) -> Label:
@@ -98,6 +123,17 @@ def _parse_queries(data) -> list[dict]:
                     out.append({"query": q["query"], "kind": kind, "labels": labels})
         return out
     items = data["queries"] if isinstance(data, dict) else data
+    if isinstance(data, dict) and "corpora" in data:
+        for q in items:
+            corpus = q.get("corpus")
+            labels = [Label(e.get("heading"), 2, file=e["file"], corpus=corpus, heading_only=True)
+                      for e in q.get("expected") or []]
+            labels += [Label(e.get("heading"), int(e.get("grade", 1)), file=e["file"], corpus=corpus,
+                             heading_only=True) for e in q.get("also_valid") or []]
+            kind = q.get("kind") or ("no_answer" if not labels else "general")
+            out.append({"query": q["query"], "kind": kind, "labels": labels, "corpus": corpus,
+                        "id": q.get("id")})
+        return out
     for q in items:
         labels = [Label(e["section"], 2, set_name=e.get("set"), page=e.get("page")) for e in q.get("expected") or []]
         labels += [Label(e["section"], int(e.get("grade", 1)), set_name=e.get("set"), page=e.get("page"))
@@ -156,8 +192,8 @@ def run_eval(path: str | Path, *, docs_dir: Path, sets: list[str] | None = None,
             "top5": first_right is not None and first_right < 5,
             "rr": 1.0 / (first_right + 1) if first_right is not None else 0.0,
             "ndcg5": _ndcg(grades, q["labels"]) if q["labels"] else 0.0,
-            "got": [" > ".join(r["heading_path"]) + f"  [{r['doc_set']}/{r['page']}]" for r in res["results"][:3]],
-            "query_type": res["query_type"],
+            "got": [" > ".join(r["heading_path"]) + f"  [{r['doc_set']}/{r.get('source') or r['page']}]" for r in res["results"][:3]],
+            "query_type": res["query_type"], "corpus": q.get("corpus"), "id": q.get("id"),
         })
     searcher.close()
     return summarize(rows, path, strategy)
@@ -179,6 +215,18 @@ def summarize(rows: list[dict], path, strategy: str) -> dict:
             }
         else:
             by_kind[kind] = {"n": len(rs), "abstention": round(sum(r["abstained"] for r in rs) / len(rs), 3)}
+    overall = _overall(rows)
+    by_corpus = {c: _overall([r for r in rows if r.get("corpus") == c])
+                 for c in sorted({r["corpus"] for r in rows if r.get("corpus")})}
+    out = {"file": str(path), "strategy": strategy, "overall": overall, "by_kind": by_kind}
+    if by_corpus:
+        out["by_corpus"] = by_corpus
+    out["queries"] = rows
+    return out
+
+
+def _overall(rows: list[dict]) -> dict:
+    """Answerable metrics, abstention both ways, confidence AUCs and latency of some rows."""
     ans = [r for r in rows if r["answerable"]]
     noans = [r for r in rows if not r["answerable"]]
     ms = sorted(r["ms"] for r in rows)
@@ -186,21 +234,24 @@ def summarize(rows: list[dict], path, strategy: str) -> dict:
     wrong = [r["confidence"] for r in ans if not r["top1"]]
     na = [r["confidence"] for r in noans]
     auc_all = roc_auc(right, wrong + na)
-    overall = {
+
+    def share(rs: list[dict], key: str) -> float | None:
+        return round(sum(r[key] for r in rs) / len(rs), 3) if rs else None
+
+    return {
         "n": len(rows),
-        "top1": round(sum(r["top1"] for r in ans) / len(ans), 3) if ans else None,
-        "top3": round(sum(r["top3"] for r in ans) / len(ans), 3) if ans else None,
-        "mrr": round(sum(r["rr"] for r in ans) / len(ans), 3) if ans else None,
-        "ndcg5": round(sum(r["ndcg5"] for r in ans) / len(ans), 3) if ans else None,
-        "answerable_abstained": round(sum(r["abstained"] for r in ans) / len(ans), 3) if ans else None,
-        "no_answer_abstention": round(sum(r["abstained"] for r in noans) / len(noans), 3) if noans else None,
+        "top1": share(ans, "top1"),
+        "top3": share(ans, "top3"),
+        "mrr": share(ans, "rr"),
+        "ndcg5": share(ans, "ndcg5"),
+        "answerable_abstained": share(ans, "abstained"),
+        "no_answer_abstention": share(noans, "abstained"),
         "confidence_auc": round(auc_all, 3) if auc_all is not None else None,
         "confidence_auc_vs_no_answer": (round(a, 3) if (a := roc_auc(right, na)) is not None else None),
         "confidence_auc_vs_wrong": (round(a, 3) if (a := roc_auc(right, wrong)) is not None else None),
         "latency_ms_p50": round(statistics.median(ms), 1) if ms else None,
         "latency_ms_p95": round(ms[min(len(ms) - 1, int(0.95 * len(ms)))], 1) if ms else None,
     }
-    return {"file": str(path), "strategy": strategy, "overall": overall, "by_kind": by_kind, "queries": rows}
 
 
 def format_report(report: dict, failures: bool = False) -> str:
@@ -216,6 +267,10 @@ def format_report(report: dict, failures: bool = False) -> str:
                  f"no_answer abstention={o['no_answer_abstention']} answerable abstained={o['answerable_abstained']}")
     lines.append(f"confidence AUC={o['confidence_auc']} (vs wrong {o['confidence_auc_vs_wrong']}, "
                  f"vs no_answer {o['confidence_auc_vs_no_answer']})  latency p50={o['latency_ms_p50']}ms p95={o['latency_ms_p95']}ms")
+    for corpus, c in (report.get("by_corpus") or {}).items():
+        lines.append(f"corpus {corpus:<10} n={c['n']} top1={c['top1']} top3={c['top3']} mrr={c['mrr']} "
+                     f"no_answer abstention={c['no_answer_abstention']} "
+                     f"answerable abstained={c['answerable_abstained']}")
     if failures:
         for r in report["queries"]:
             bad = (r["answerable"] and not r["top1"]) or (not r["answerable"] and not r["abstained"]) \

@@ -160,7 +160,7 @@ def test_weak_first_pass_records_the_corrective_retry(searcher):
 
 def test_session_follow_up_is_enriched_through_the_cli(mdmem):
     first = search_json(mdmem, "how do I configure the ingest batch size", "--session", "t1")
-    assert first["results"][0]["heading_path"][-1] == "Ingest"
+    assert "Ingest" in [r["heading_path"][-1] for r in first["results"][:3]]
     follow = search_json(mdmem, "what about its timeout", "--session", "t1")
     assert follow["query"] == "what about its timeout"
     assert follow["query_enriched"].startswith("what about its timeout ")

@@ -103,7 +103,7 @@ def test_l32_traces_content_hits_back_to_the_enclosing_section(searcher, docs, w
 
 
 def test_found_by_names_real_levels_in_auto(searcher):
-    allowed = {"L1", "L2", "L3.1", "L3.2", "bm25", "vector", "passage", "head", "symbol", "exact", "llm"}
+    allowed = {"L1", "L2", "L3.1", "L3.2", "bm25", "vector", "passage", "head", "symbol", "exact", "name", "llm"}
     for q in ("HELIOS_WAL_SEGMENT_MB", "graceful shutdown", "opencode keybinds leader key"):
         for r in searcher.search(q, k=5)["results"]:
             assert set(r["found_by"]) <= allowed, r["found_by"]

@@ -21,13 +21,14 @@ confidence below the abstention threshold, because the docs cannot document what
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 
 from doc4llm.index.tokenize import fold_identifier, is_strong_identifier, stem
 from doc4llm.search.analyze import QueryAnalysis
 from doc4llm.search.calibration import ABSTAIN_BELOW, BIAS, COEFFICIENTS
+from doc4llm.search.features import term_pattern
 from doc4llm.search.fusion import Candidate
-from doc4llm.search.rerank import term_pattern
 
 HIGH_AT, MEDIUM_AT = 0.8, 0.5
 ABSENT_TERM_CAP = 10
@@ -46,27 +47,20 @@ class Verdict:
     def relevance_of(self, cand: Candidate, rank: int) -> str:
         """Band on a calibrated 0..1 scale: the confidence, scaled by the result's score
         relative to the best one (high >= 0.8, medium >= 0.5, else low)."""
-        if self.top_score <= 0:
-            return "low"
-        rel = (self.confidence / 100.0) * min(1.0, cand.score / self.top_score) ** 2
+        rel = (self.confidence / 100.0) * math.exp(min(0.0, cand.score - self.top_score))
         return "high" if rel >= HIGH_AT else "medium" if rel >= MEDIUM_AT else "low"
 
 
 def _df(conn, token: str, sets: list[str]) -> int:
-    if not token:
-        return 0
-    marks = ",".join("?" * len(sets))
-    row = conn.execute(
-        f"SELECT count(*) FROM sec_fts JOIN sections s ON s.id = sec_fts.rowid"
-        f" WHERE sec_fts MATCH ? AND +s.set_name IN ({marks})",
-        ['"' + token.replace('"', "") + '"', *sets]).fetchone()
-    return int(row[0]) if row else 0
+    from doc4llm.index.lexstats import doc_freq  # cached; no set join over the whole index
+
+    return doc_freq(conn, token, sets)
 
 
 def _n_sections(conn, sets: list[str]) -> int:
-    marks = ",".join("?" * len(sets))
-    row = conn.execute(f"SELECT count(*) FROM sections WHERE set_name IN ({marks})", sets).fetchone()
-    return max(1, int(row[0]) if row else 1)
+    from doc4llm.index.lexstats import section_count
+
+    return max(1, section_count(conn, sets))
 
 
 def _text_of(row: dict) -> str:
@@ -96,6 +90,8 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
     w_all = w_first = w_top3 = w_absent = 0.0
     symbol_hit = "symbol" in top.parts  # the term names a function/class in the top code
     exact_first = 0
+    n_words = len(qa.terms)
+    matched_first = 0
     for term in qa.terms:
         w = math.log(1 + n)  # a named term weighs like a rare word
         w_all += w
@@ -109,7 +105,7 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
             covered.append(term)
         else:
             uncovered.append(term)
-            if _df(conn, fold_identifier(term), sets) == 0 and _df(conn, stem(term.lower().strip("-")), sets) == 0:
+            if _term_absent(conn, term, sets):
                 nowhere.append(term)
                 w_absent += w
     term_words = " ".join(qa.terms).lower()
@@ -122,8 +118,10 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
         if df == 0:
             w = math.log(1 + n)
         w_all += w
+        n_words += 1
         if s in first_toks:
             w_first += w
+            matched_first += 1
         if s in top3_toks:
             w_top3 += w
             covered.append(kw)
@@ -132,23 +130,91 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
             if df == 0:
                 nowhere.append(kw)
                 w_absent += w
-    second = ranked[1].score if len(ranked) > 1 else 0.0
+    second = ranked[1].score if len(ranked) > 1 else top.score - 5.0
+    pool = [c.score for c in ranked if c.feats] or [top.score]
+    peak = max(pool)
+    p_top = math.exp(top.score - peak) / sum(math.exp(x - peak) for x in pool)
+    key_missing = _key_term_missing(qa, first_toks, first, conn, sets, n)
     feats = {
-        "top_score": top.score,
+        "top_score": top.raw.get("fused", top.score),
+        "p_top": p_top,
+        "key_missing": key_missing,
         "vector": top.raw.get("vector", 0.0),
         "has_vector": 1.0 if "vector" in top.raw else 0.0,
         "bm25": math.log1p(max(0.0, top.raw.get("bm25", 0.0))),
-        "margin": (top.score - second) / max(top.score, 1e-6),
+        "margin": min(5.0, max(0.0, top.score - second)) / 5.0,
         "coverage_top1": w_first / w_all if w_all else 0.5,
         "coverage_top3": w_top3 / w_all if w_all else 0.5,
         "absent": w_absent / w_all if w_all else 0.0,
         "exact_top1": exact_first / len(qa.terms) if qa.terms else 0.0,
         "has_terms": 1.0 if qa.terms else 0.0,
+        # rule inputs, not model features (the model ignores names starting with "_")
+        "_words": float(n_words),
+        "_matched_top1": float(matched_first + exact_first),
         "agree": float(len({f for f in top.found_by if f != "exact"})),
     }
+    key_absent = bool(key_missing) and any(k in nowhere for k in _most_specific(qa, conn, sets, n))
+    single_anchor = (n >= ANCHOR_MIN_SECTIONS and n_words >= 3 and matched_first + exact_first <= 1
+                     and key_absent)
     report = {"covered": covered, "uncovered": uncovered, "absent_from_docs": nowhere,
-              "strong_absent": [t for t in nowhere if t in qa.terms and is_strong_identifier(t)]}
+              "single_anchor": single_anchor,
+              "strong_absent": [t for t in nowhere if t in qa.terms and is_strong_identifier(t)
+                                and not _PATHLIKE.match(t)] if _names_only(qa) else []}
     return feats, report
+
+
+_PATHLIKE = re.compile(r"^(\.{0,2}/|~/)")
+# "the docs never mention X" says something only about docs with a vocabulary: a handful
+# of pages never mention most words of any question
+ANCHOR_MIN_SECTIONS = 200
+CAP_MAX_WORDS = 6  # a question this short that names an absent identifier is about it
+
+
+def _names_only(qa: QueryAnalysis) -> bool:
+    """The query is (mostly) the names it asks about: `UV_HTTP_TIMEOUT`, `uv sync --offline`.
+    A long question that mentions an invented name (`./mytool`) in passing is not."""
+    return qa.identifier_only or len(qa.raw.split()) <= CAP_MAX_WORDS
+
+
+def _term_absent(conn, term: str, sets: list[str]) -> bool:
+    """No section has the term (whole, or the last part of a dotted name such as
+    `ValidationError.errors()`)."""
+    t = term.strip("`").removesuffix("()")
+    if _df(conn, fold_identifier(t), sets) or _df(conn, stem(t.lower().strip("-")), sets):
+        return False
+    last = t.rsplit(".", 1)[-1] if "." in t and "/" not in t else ""
+    return not (len(last) >= 4 and _df(conn, fold_identifier(last), sets))
+
+
+def _most_specific(qa: QueryAnalysis, conn, sets: list[str], n: int) -> list[str]:
+    """The query's most specific words (highest IDF over the chosen sets; ties all kept),
+    as written (keywords) or as named (terms)."""
+    scored: list[tuple[float, str, str]] = []
+    for kw in qa.keywords:
+        scored.append((math.log(1 + n / (1 + _df(conn, stem(kw), sets))), "kw", kw))
+    for term in qa.terms:
+        df = min(_df(conn, fold_identifier(term), sets), _df(conn, stem(term.lower().strip("-")), sets) or 10**9)
+        scored.append((math.log(1 + n / (1 + df)), "term", term))
+    if not scored:
+        return []
+    top = max(x[0] for x in scored)
+    return [w for idf, _, w in scored if idf >= top - 1e-9]
+
+
+def _key_term_missing(qa: QueryAnalysis, first_toks: set[str], first: str, conn, sets: list[str],
+                      n: int) -> float:
+    """1.0 when the query's most specific word (highest IDF over the chosen sets) is not in
+    the top section: a question about `autovacuum` is not answered by a section that only
+    shares `postgresql` with it."""
+    words = _most_specific(qa, conn, sets, n)
+    if not words:
+        return 0.0
+    for w in words:
+        if w in qa.terms and term_pattern(w).search(first):
+            return 0.0
+        if w not in qa.terms and stem(w) in first_toks:
+            return 0.0
+    return 1.0
 
 
 def probability(feats: dict) -> float:
@@ -164,7 +230,7 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
                        {"covered": [], "uncovered": qa.concepts, "absent_from_docs": []})
     feats, report = compute_features(searcher, qa, ranked, rows, sets)
     conf = 100.0 * probability(feats)
-    if report["strong_absent"]:  # always below the abstention threshold
+    if report["strong_absent"] or report["single_anchor"]:  # always below the abstention threshold
         conf = min(conf, ABSENT_TERM_CAP, ABSTAIN_BELOW - 1)
     conf_i = int(round(max(0.0, min(100.0, conf))))
     abstain = conf_i < ABSTAIN_BELOW
@@ -175,6 +241,9 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
     }
     if report["strong_absent"]:
         why = f"the docs never mention {', '.join(report['strong_absent'][:3])}"
+    elif report["single_anchor"]:
+        why = (f"the docs never mention {', '.join(report['absent_from_docs'][:2])}; the best match "
+               "shares only one word with the question")
     elif abstain and report["absent_from_docs"]:
         why = f"weak match; the docs never use: {', '.join(report['absent_from_docs'][:3])}"
     elif abstain:

@@ -26,8 +26,18 @@ WEIGHTS = {
 FOUND_AT = {"bm25": 0.35, "vector": 0.45, "head": 0.5, "L1": 0.7, "L2": 0.5, "L3.1": 0.5, "L3.2": 0.5}
 
 
-def vec_scale(cos: float) -> float:
-    return min(1.0, max(0.0, (cos - VEC_FLOOR) / (VEC_CEIL - VEC_FLOOR)))
+Band = tuple[float, float]
+
+
+def vec_scale(cos: float, band: Band = (VEC_FLOOR, VEC_CEIL)) -> float:
+    """Cosine -> 0..1 over the embedder's band (each model spreads similarities
+    differently: e5 in [0.74, 0.90], MiniLM in [0.20, 0.70])."""
+    lo, hi = band
+    return min(1.0, max(0.0, (cos - lo) / (hi - lo)))
+
+
+def band_of(embedder) -> Band:
+    return (getattr(embedder, "vec_floor", VEC_FLOOR), getattr(embedder, "vec_ceil", VEC_CEIL))
 
 
 @dataclass
@@ -37,9 +47,10 @@ class Candidate:
     raw: dict[str, float] = field(default_factory=dict)  # raw signal scores
     score: float = 0.0
     found_by: list[str] = field(default_factory=list)
+    feats: dict[str, float] = field(default_factory=dict)  # ranking features (features.py)
 
 
-def normalize(signals: dict[str, dict[int, float]]) -> dict[int, Candidate]:
+def normalize(signals: dict[str, dict[int, float]], band: Band = (VEC_FLOOR, VEC_CEIL)) -> dict[int, Candidate]:
     cands: dict[int, Candidate] = {}
     for name, scores in signals.items():
         if not scores:
@@ -49,7 +60,7 @@ def normalize(signals: dict[str, dict[int, float]]) -> dict[int, Candidate]:
             if name == "bm25":
                 norm = raw / top if top > 0 else 0.0
             elif name in ("vector", "head"):
-                norm = vec_scale(raw)
+                norm = vec_scale(raw, band)
             else:
                 norm = max(0.0, min(1.0, raw))
             c = cands.setdefault(sid, Candidate(sid))

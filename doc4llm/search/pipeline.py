@@ -8,7 +8,7 @@ import time
 from doc4llm.search import levels
 from doc4llm.search.analyze import QueryAnalysis, analyze
 from doc4llm.search.confidence import assess
-from doc4llm.search.fusion import Candidate, fuse, normalize
+from doc4llm.search.fusion import Candidate, band_of, fuse, normalize, vec_scale
 from doc4llm.search.options import options_for
 from doc4llm.search.rerank import rerank
 from doc4llm.search.results import drop_family_duplicates, to_result
@@ -70,7 +70,8 @@ def gather(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, n: int, 
             sig.update({k: v for k, v in vec.items() if k == "vector" or strategy == "auto"})
         if strategy in ("L1", "cascade", "auto") and vec.get("head"):
             fuzzy = sig.get("L1", {})
-            sig["L1"] = {sid: 0.5 * fuzzy.get(sid, 0.0) + 0.5 * _vscale(vec["head"].get(sid, 0.0))
+            band = band_of(searcher.embedder)
+            sig["L1"] = {sid: 0.5 * fuzzy.get(sid, 0.0) + 0.5 * vec_scale(vec["head"].get(sid, 0.0), band)
                          for sid in set(fuzzy) | set(vec["head"])}
             l1_has_vectors = True
     if l1_has_vectors:
@@ -81,12 +82,6 @@ def gather(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, n: int, 
         trace.append({"level": name, "hits": len(scores),
                       "max": round(max(scores.values()), 4) if scores else 0.0})
     return sig
-
-
-def _vscale(cos: float) -> float:
-    from doc4llm.search.fusion import vec_scale
-
-    return vec_scale(cos)
 
 
 def _cascade(sig: dict[str, dict[int, float]], trace: list[dict],
@@ -119,7 +114,8 @@ def rank_once(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, timin
         sig = {strategy if strategy in sig else next(iter(sig), strategy): sig.get(strategy, {})}
     domain_boost = sig.pop("L3.1", {}) if strategy == "auto" else {}
     t = time.perf_counter()
-    cands = normalize(sig)
+    cands = normalize(sig, band_of(searcher.embedder) if sig.get("vector") or sig.get("head") else
+                      (0.0, 1.0))
     if strategy == "auto":
         ranked = fuse(cands)
     else:
@@ -146,7 +142,8 @@ def rank_once(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, timin
     ranked.sort(key=lambda c: -c.score)
     rows = searcher.section_rows([c.sid for c in ranked[: max(opts.rerank_depth, 10)]])
     if strategy == "auto":
-        ranked = rerank(qa, ranked, rows, opts.rerank_depth, opts.prefer, opts.prefer_bonus)
+        mode = "vec" if sig.get("vector") else "lex"
+        ranked = rerank(qa, ranked, rows, opts.rerank_depth, opts.prefer, searcher.conn, mode, sets)
     timing["fuse_rerank"] = _ms(t)
     return ranked, rows, {sid: (a, b) for sid, (_, a, b) in symbols.items()}
 
@@ -163,9 +160,13 @@ def context_lines(conn, row: dict, window: int) -> list[int]:
 def alternatives(qa: QueryAnalysis) -> list[tuple[str, str]]:
     """Corrective retry queries: (kind, query)."""
     alts: list[tuple[str, str]] = []
-    kw = " ".join(qa.keywords)
+    term_text = " ".join(qa.terms).lower()
+    free = [k for k in qa.keywords if k not in term_text]  # not the parts of an identifier
+    kw = " ".join([*qa.terms, *free])
     if kw and kw.lower() != qa.raw.lower():
         alts.append(("keywords only", kw))
+    if qa.identifier_only and free != qa.keywords:
+        alts.append(("identifier split", " ".join(qa.keywords)))
     if qa.terms and qa.query_type in ("error", "code_lookup", "api_reference"):
         alts.append(("technical terms", " ".join(qa.terms)))
     if qa.query_type == "error" and qa.keywords:
@@ -196,7 +197,9 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
             alt_ranked, alt_rows, alt_chunks = rank_once(searcher, alt_qa, sets, strategy, {}, [])
             alt_verdict = assess(searcher, qa, alt_ranked, {**rows, **alt_rows}, sets)
             retried.append({"kind": kind, "query": alt_q, "confidence": alt_verdict.confidence})
-            if alt_verdict.confidence > verdict.confidence + 5:
+            # never trade a top result that names the query's identifiers for one that does not
+            keeps_terms = alt_verdict.features.get("exact_top1", 0) >= verdict.features.get("exact_top1", 0)
+            if alt_verdict.confidence > verdict.confidence + 5 and keeps_terms:
                 ranked, verdict = alt_ranked, alt_verdict
                 rows.update(alt_rows)
                 chunks.update(alt_chunks)

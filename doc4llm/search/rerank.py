@@ -1,82 +1,93 @@
-"""Local second-stage reranking over the fused candidates (no model, microseconds each).
+"""Second stage: a learned linear ranker over the fused candidates (no model files,
+microseconds per candidate).
 
-Features, each 0..1, added to the fused score with small weights:
-- exact: the query's technical terms found verbatim at word boundaries in the section
-  (an identifier query is answered by the section that *contains* the identifier);
-- heading: share of query keywords in the section's own heading;
-- coverage: share of query keywords in the section's text or heading path;
-- prefer: the section's content type matches what the query type prefers.
+The first stage (fusion.py) gathers candidates from every signal; here each of the top
+`depth` candidates gets the features of features.py and is scored by a linear model
+whose weights (ranking_model.py) were fitted by `benchmarks/fit_ranker.py` on all dev
+corpora with leave-one-corpus-out validation. There are two weight sets: one for when
+the chosen sets have vectors and one for lexical-only search, because the signals a
+candidate can carry differ. The first-stage score is itself a feature, so a candidate
+the ranker knows nothing special about keeps its fused order.
 """
 
 from __future__ import annotations
 
-import re
-
-from doc4llm.index.tokenize import stem, tokens
 from doc4llm.search.analyze import QueryAnalysis
+from doc4llm.search.features import (
+    asks_about_changes,
+    candidate_features,
+    keyword_idf,
+    keyword_stems,
+    page_facts,
+    query_key,
+)
 from doc4llm.search.fusion import Candidate
-
-RERANK_WEIGHTS = {"exact": 0.20, "heading": 0.06, "coverage": 0.05}
-MIN_WORDS = 5
-EMPTY_FACTOR = 0.6
-INTRO_FACTOR = 0.9
+from doc4llm.search.ranking_model import WEIGHTS
 
 
-def term_pattern(term: str) -> re.Pattern:
-    t = term.strip("`")
-    if t.endswith("()"):
-        t = t[:-2]
-    return re.compile(r"(?<![\w\-])" + re.escape(t) + r"(?![\w\-])", re.I)
+def model_score(feats: dict[str, float], mode: str) -> float:
+    w = WEIGHTS[mode]
+    return sum(w.get(k, 0.0) * v for k, v in feats.items())
 
 
-def keyword_stems(qa: QueryAnalysis) -> list[str]:
-    out = []
-    for k in qa.keywords:
-        s = stem(k)
-        if s not in out:
-            out.append(s)
+RANKED_SIGNALS = ("bm25", "vector", "head", "L3.2")
+
+
+def signal_ranks(cands: list[Candidate]) -> dict[int, dict[str, int]]:
+    """{sid: {signal: 0-based rank of the candidate in that signal's own ordering}}: rank
+    features transfer across corpora and embedders better than raw scores do."""
+    out: dict[int, dict[str, int]] = {}
+    for name in RANKED_SIGNALS:
+        have = sorted((c for c in cands if name in c.raw), key=lambda c: -c.raw[name])
+        for i, c in enumerate(have):
+            out.setdefault(c.sid, {})[name] = i
     return out
 
 
-def features(qa: QueryAnalysis, row: dict) -> dict[str, float]:
-    text = row["text"] or ""
-    feats: dict[str, float] = {}
-    if qa.terms:
-        feats["exact"] = sum(1 for t in qa.terms if term_pattern(t).search(text)) / len(qa.terms)
-    kws = keyword_stems(qa)
-    if kws:  # the index stored these token streams: no re-tokenising on the query path
-        head_toks = set((row.get("tok_title") or "").split()) or set(tokens(row["title"] or ""))
-        path_toks = set((row.get("tok_path") or "").split())
-        body_toks = set((row.get("tok_body") or "").split())
-        feats["heading"] = sum(1 for k in kws if k in head_toks) / len(kws)
-        feats["coverage"] = sum(1 for k in kws if k in body_toks or k in path_toks) / len(kws)
-    return feats
-
-
 def rerank(qa: QueryAnalysis, cands: list[Candidate], rows: dict[int, dict], depth: int,
-           prefer: str | None, prefer_bonus: float) -> list[Candidate]:
+           prefer: str | None, conn=None, mode: str = "lex", sets: list[str] | None = None) -> list[Candidate]:
     head, tail = cands[:depth], cands[depth:]
+    head = [c for c in head if c.sid in rows] + [c for c in head if c.sid not in rows]
+    pages = page_facts(conn, [rows[c.sid]["page_id"] for c in head if c.sid in rows]) if conn else {}
+    changes = asks_about_changes(qa.raw)
+    key = query_key(qa)
+    idf = keyword_idf(conn, keyword_stems(qa), sets or []) if conn is not None else {}
+    floor = min((c.score for c in head), default=0.0)
+    ranks = signal_ranks(cands)
+    page_best: dict[int, float] = {}
+    page_hits: dict[int, int] = {}
+    top_fused = max((c.score for c in head), default=0.0) or 1.0
+    for c in head:
+        row = rows.get(c.sid)
+        if row is not None:
+            pid = row["page_id"]
+            page_best[pid] = max(page_best.get(pid, 0.0), c.score)
+            page_hits[pid] = page_hits.get(pid, 0) + 1
     for c in head:
         row = rows.get(c.sid)
         if row is None:
+            c.score = floor - 1.0
             continue
-        f = features(qa, row)
-        bonus = sum(RERANK_WEIGHTS[k] * v for k, v in f.items())
-        if prefer and row.get("content_type") == prefer:
-            bonus += prefer_bonus
-            f["prefer"] = 1.0
-        if (row.get("words") or 0) < MIN_WORDS:  # a container heading with no text of its own
-            c.score *= EMPTY_FACTOR
-            f["empty"] = 1.0
-        elif row.get("level") and len(row["heading_path"]) == 1:
-            # a page's intro matches every query about the page (its title is every
-            # section's path); the section that answers should win
-            c.score *= INTRO_FACTOR
-            f["intro"] = 1.0
-        for k, v in f.items():
-            c.parts[f"rerank.{k}"] = round(v, 3)
-        if f.get("exact", 0) >= 1.0 and "exact" not in c.found_by:
+        f = candidate_features(qa, c, row, pages.get(row["page_id"]), prefer, changes, key, idf)
+        for name, rank in ranks.get(c.sid, {}).items():
+            f[f"rr_{name}"] = 1.0 / (1.0 + rank)
+        pid = row["page_id"]
+        f["page_best"] = page_best.get(pid, 0.0) / top_fused
+        f["page_hits"] = min(1.0, (page_hits.get(pid, 1) - 1) / 5.0)
+        c.feats = f
+        c.raw["fused"] = f["fused"]
+        c.score = model_score(f, mode)
+        for k in ("exact", "heading", "coverage", "page_match", "slug", "prefer", "intro", "empty",
+                  "changes"):
+            if f.get(k):
+                c.parts[f"rerank.{k}"] = round(f[k], 3)
+        if f["exact"] >= 1.0 and "exact" not in c.found_by:
             c.found_by.append("exact")
-        c.score += bonus
+        if f["slug"] and "name" not in c.found_by:
+            c.found_by.append("name")
     head.sort(key=lambda c: -c.score)
+    low = head[-1].score if head else 0.0
+    for c in tail:  # below every reranked candidate, in fused order
+        c.raw.setdefault("fused", c.score)
+        c.score = low - 1.0 + 0.5 * max(0.0, min(1.0, c.score))
     return head + tail

@@ -8,7 +8,7 @@ from pathlib import Path
 from doc4llm.corpus.paths import CONTENT_FILE, TOC_FILE
 from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.index.tokenize import tokens
-from doc4llm.search.rerank import term_pattern
+from doc4llm.search.features import term_pattern
 
 SNIPPET_CHARS = 280
 

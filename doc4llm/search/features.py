@@ -1,0 +1,185 @@
+"""Ranking features of one candidate section, each on a 0..1 scale.
+
+The learned ranker (ranker.py) scores candidates with a linear model over these; the
+weights are fitted by `benchmarks/fit_ranker.py` with leave-one-corpus-out validation.
+Every feature is cheap: token streams stored at index time, a few regexes, and one
+query per search for the page-level facts (page kind, page title tokens).
+
+- fused, bm25, vector, head, L1, L2, L3.2, symbol: the first-stage signals (fusion.py)
+- exact: the query's technical terms found verbatim in the section
+- heading: share of query keywords in the section's own heading
+- coverage: share of query keywords in the section's text or heading path
+- page_match: share of query keywords in the page title or file name
+- slug: the query *is* the page's name (`npm ci` -> page `npm-ci`) or a heading's
+- prefer: the section's content type is the one the query type prefers
+- intro: the page's intro (its top section); empty: a heading with no text of its own
+- depth, length: how deep the section sits and how much text it has
+- changes: the page is release notes / a changelog / a blog post, and the query does
+  not ask about versions or changes
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import sqlite3
+
+from doc4llm.index.tokenize import stem, tokens
+from doc4llm.search.analyze import QueryAnalysis
+from doc4llm.search.fusion import Candidate
+
+SIGNALS = ("fused", "bm25", "vector", "head", "L1", "L2", "L3.2", "symbol")
+
+_CHANGES_NAME = re.compile(
+    r"(?:^|[\s/_\-.(])(change[\s_-]?log|changes|release[\s_-]?notes?|releases|history|news|"
+    r"what'?s[\s_-]?new|blog|announcements?)(?:$|[\s/_\-.)])", re.I)
+_VERSION_HEADING = re.compile(
+    r"^\s*(?:\[?v(?:ersion)?\s*)?\d+\.\d+(?:\.\d+)?(?:[\w.+-]{0,20})?\]?(?:\s|$|\(|-|—)|"
+    r"^\s*\d{4}-\d{2}-\d{2}\b|^\s*(?:release|version)\s+v?\d", re.I)
+_ASKS_CHANGES = re.compile(
+    r"\b(change ?log|release notes?|released?|version(?:s|ed)?|changed|changes|new in|"
+    r"deprecat\w*|removed in|breaking|upgrad\w*|migrat\w*|history|since)\b|\bv?\d+\.\d+", re.I)
+
+_PAGE_CACHE: dict[tuple[int, str], dict] = {}
+
+
+def asks_about_changes(query: str) -> bool:
+    return bool(_ASKS_CHANGES.search(query))
+
+
+def _alnum(text: str) -> str:
+    return re.sub(r"[^0-9a-z]", "", text.casefold())
+
+
+def page_facts(conn: sqlite3.Connection, page_ids: list[int]) -> dict[int, dict]:
+    """{page id: {"changes": bool, "title_toks": set, "names": set}} (cached per page version)."""
+    ids = sorted(set(page_ids))
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    pages = conn.execute(f"SELECT id, title, page, source, sig FROM pages WHERE id IN ({marks})",
+                         ids).fetchall()
+    out: dict[int, dict] = {}
+    todo = []
+    for r in pages:
+        key = (r["id"], r["sig"] or "")
+        if key in _PAGE_CACHE:
+            out[r["id"]] = _PAGE_CACHE[key]
+        else:
+            todo.append(r)
+    if todo:
+        marks = ",".join("?" * len(todo))
+        heads: dict[int, list[str]] = {}
+        for pid, title in conn.execute(
+                f"SELECT page_id, title FROM sections WHERE page_id IN ({marks}) AND level > 1",
+                [r["id"] for r in todo]):
+            heads.setdefault(pid, []).append(title or "")
+        if len(_PAGE_CACHE) > 20000:
+            _PAGE_CACHE.clear()
+        for r in todo:
+            facts = _classify_page(r["title"] or "", r["page"] or "", r["source"] or "",
+                                   heads.get(r["id"], []))
+            _PAGE_CACHE[(r["id"], r["sig"] or "")] = facts
+            out[r["id"]] = facts
+    return out
+
+
+def _classify_page(title: str, page: str, source: str, headings: list[str]) -> dict:
+    stem_name = re.sub(r"\.(md|mdx|markdown|rst|txt|html?)$", "", source.rstrip("/").split("/")[-1].split("#")[0])
+    names = {n for n in (_alnum(title), _alnum(page), _alnum(stem_name)) if n}
+    by_name = any(_CHANGES_NAME.search(" " + t + " ") for t in (title, page, source.split("?")[0]))
+    versioned = sum(1 for h in headings if _VERSION_HEADING.match(h))
+    by_shape = versioned >= 3 and versioned >= 0.4 * len(headings)
+    toks = set(tokens(f"{title} {page} {stem_name}"))
+    return {"changes": bool(by_name or by_shape), "title_toks": toks, "names": names}
+
+
+def keyword_stems(qa: QueryAnalysis) -> list[str]:
+    """The index tokens a section must carry to cover the query: each technical term as one
+    whole token (`url_path_for`, not `url` + `path`), and the stems of the other keywords.
+    Splitting an identifier into its parts would let any section about URLs and paths
+    cover a question about `url_path_for`."""
+    out: list[str] = []
+    term_text = " ".join(qa.terms).lower()
+    for t in qa.terms:
+        toks = tokens(t)
+        if toks and toks[0] not in out:
+            out.append(toks[0])
+    for k in qa.keywords:
+        if k in term_text:
+            continue
+        s = stem(k)
+        if s not in out:
+            out.append(s)
+    return out
+
+
+def term_pattern(term: str) -> re.Pattern:
+    t = term.strip("`")
+    if t.endswith("()"):
+        t = t[:-2]
+    return re.compile(r"(?<![\w\-])" + re.escape(t) + r"(?![\w\-])", re.I)
+
+
+def keyword_idf(conn: sqlite3.Connection, stems: list[str], sets: list[str]) -> dict[str, float]:
+    """IDF of each keyword stem over the chosen sets' sections (cached FTS counts)."""
+    from doc4llm.index.lexstats import doc_freq, section_count
+
+    if not stems or not sets:
+        return {}
+    n = section_count(conn, sets) or 1
+    return {s: math.log(1 + n / (1 + doc_freq(conn, s, sets))) for s in stems}
+
+
+def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | None,
+                       prefer: str | None, asks_changes: bool, query_key: str,
+                       idf: dict[str, float] | None = None) -> dict[str, float]:
+    f: dict[str, float] = {"fused": c.score}
+    for name in SIGNALS[1:]:
+        f[name] = c.parts.get(name, 0.0)
+    text = row["text"] or ""
+    heads = " ".join(row["heading_path"])
+    term_hits = [bool(term_pattern(t).search(text)) for t in qa.terms]
+    f["exact"] = sum(term_hits) / len(qa.terms) if qa.terms else 0.0
+    head_hits = {tokens(t)[0] if tokens(t) else t: bool(term_pattern(t).search(heads)) for t in qa.terms}
+    body_hits = {tokens(t)[0] if tokens(t) else t: h for t, h in zip(qa.terms, term_hits, strict=True)}
+    kws = keyword_stems(qa)
+    head_toks = set((row.get("tok_title") or "").split()) or set(tokens(row["title"] or ""))
+    path_toks = set((row.get("tok_path") or "").split())
+    body_toks = set((row.get("tok_body") or "").split())
+
+    def in_head(k: str) -> bool:  # a term is matched as written, a keyword by its stem
+        return head_hits[k] if k in head_hits else (k in head_toks or k in path_toks)
+
+    def in_body(k: str) -> bool:
+        return body_hits[k] if k in body_hits else k in body_toks
+
+    if kws:
+        f["heading"] = sum(1 for k in kws if (head_hits[k] if k in head_hits else k in head_toks)) / len(kws)
+        f["coverage"] = sum(1 for k in kws if in_body(k) or in_head(k)) / len(kws)
+    else:
+        f["heading"] = f["coverage"] = 0.0
+    idf = idf or {}
+    total = sum(idf.get(k, 0.0) for k in kws)
+    if total > 0:
+        f["wcoverage"] = sum(idf.get(k, 0.0) for k in kws if in_body(k) or in_head(k)) / total
+        f["wheading"] = sum(idf.get(k, 0.0) for k in kws if in_head(k)) / total
+        f["wbody"] = sum(idf.get(k, 0.0) for k in kws if in_body(k)) / total
+    else:
+        f["wcoverage"] = f["wheading"] = f["wbody"] = 0.0
+    page = page or {}
+    f["page_match"] = (sum(1 for k in kws if k in page.get("title_toks", ())) / len(kws)) if kws else 0.0
+    f["slug"] = 1.0 if query_key and (query_key in page.get("names", ()) or query_key == _alnum(row["title"] or "")) else 0.0
+    f["prefer"] = 1.0 if prefer and row.get("content_type") == prefer else 0.0
+    words = row.get("words") or 0
+    f["empty"] = 1.0 if words < 5 else 0.0
+    f["intro"] = 1.0 if row.get("level") and len(row["heading_path"]) == 1 else 0.0
+    f["depth"] = min(len(row["heading_path"]), 6) / 6.0
+    f["length"] = min(1.0, math.log1p(words) / math.log(2000))
+    f["changes"] = 1.0 if page.get("changes") and not asks_changes else 0.0
+    return f
+
+
+def query_key(qa: QueryAnalysis) -> str:
+    """The query reduced to letters and digits, when it is short enough to be a name."""
+    return _alnum(qa.raw) if len(qa.raw.split()) <= 4 and len(_alnum(qa.raw)) >= 3 else ""
