@@ -293,3 +293,20 @@ def test_scraped_sphinx_levels_never_skip(sphinx_set):
             if sec.level:
                 assert sec.level <= previous + 1, (folder.name, sec.title)
                 previous = sec.level
+
+
+def test_scraped_mkdocs_material_page_keeps_admonitions_tabs_and_real_anchors(tmp_path):
+    html_file = MKDOCS / "uv_installation.html"
+    url = "http://127.0.0.1:8766/getting-started/installation/"
+    page = convert_html(html_file.read_text(encoding="utf-8"), url)
+    assert page.title == "Installing uv" and page.generator == "mkdocs"
+    body = page.body
+    assert "> **Tip**\n>\n> The installation script may be inspected before use:" in body
+    assert "**macOS and Linux**\n\nUse `curl` to download the script" in body and "**Windows**" in body
+    writer = SetWriter(tmp_path, "uv@site", origin="test")
+    writer.write_page(page.title, body, source=url, key=url, url=url, slug_anchors=False)
+    ids = _ids(html_file)
+    entries = _entries(tmp_path / "uv@site", "Installing uv")
+    assert [e.title for e in entries if e.level == 3][:3] == ["Standalone installer", "PyPI", "Homebrew"]
+    anchored = [e.url.split("#", 1)[1] for e in entries if e.url and "#" in e.url]
+    assert len(anchored) >= 9 and set(anchored) <= ids
