@@ -89,7 +89,9 @@ def test_cli_index_mirrors_and_search_answers_the_same(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["qdrant"] > 0
     for q, want in zip(QUERIES[:3], plain, strict=True):
-        got = json.loads(run_cli("search", "--docs-dir", docs, "--json", q, env=env).stdout)
+        proc = run_cli("search", "--docs-dir", docs, "--json", q, env=env)
+        assert "Traceback" not in proc.stderr and "Exception ignored" not in proc.stderr
+        got = json.loads(proc.stdout)
         assert [(r["page"], r["heading_path"]) for r in got["results"]] == \
             [(r["page"], r["heading_path"]) for r in want["results"]]
         assert got["confidence"] == want["confidence"]
@@ -115,6 +117,4 @@ def test_search_takes_bm25_from_the_mirror_until_the_index_changes(tmp_path, mon
         assert qdrant_store.for_search(s.conn) is None  # the index changed: SQLite answers
     finally:
         s.close()
-        for store in qdrant_store._OPEN.values():
-            store.close()
-        qdrant_store._OPEN.clear()
+        qdrant_store.close_all()

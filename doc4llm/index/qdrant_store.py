@@ -200,8 +200,21 @@ def index_stamp(conn: sqlite3.Connection) -> list[int]:
 def open_configured(where: dict) -> QdrantIndex:
     key = json.dumps(where, sort_keys=True)
     if key not in _OPEN:
+        if not _OPEN:  # close before interpreter teardown (the client's __del__ fails there)
+            import atexit
+
+            atexit.register(close_all)
         _OPEN[key] = QdrantIndex.open(**where)
     return _OPEN[key]
+
+
+def close_all() -> None:
+    for store in _OPEN.values():
+        try:
+            store.close()
+        except Exception:  # closing is best effort
+            pass
+    _OPEN.clear()
 
 
 def mirror(conn: sqlite3.Connection, docs_dir, progress=None) -> int | None:
