@@ -16,7 +16,7 @@ from pathlib import Path
 
 from doc4llm.corpus.paths import INDEX_DIRNAME
 
-FORMAT_VERSION = "4"
+FORMAT_VERSION = "5"  # 5: plain heading titles, attribute-list anchors, MkDocs blocks rewritten
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
