@@ -274,6 +274,7 @@ def test_scanner_invariants_on_real_corpora():
                 while open_ and open_[-1].level >= sec.level:
                     open_.pop()
                 assert sec.heading_path == [a.title for a in open_] + [sec.title], path
+                assert len(sec.heading_path) <= sec.level  # a path never runs deeper than its level
                 for ancestor in open_:
                     assert ancestor.start < sec.start <= ancestor.subtree_end, path
                     assert sec.subtree_end <= ancestor.subtree_end

@@ -258,8 +258,8 @@ def signature_text(dt) -> str:
     without the permalink glyph or `[source]` link."""
     for el in dt.find_all(True):
         if not el.decomposed and set(_SIGNATURE_CHROME) & set(classes(el)):
-            link = el.find_parent("a") if el.name != "a" else None
-            (link or el).decompose()
+            parent = el.parent
+            (parent if parent is not None and parent.name == "a" and parent is not dt else el).decompose()
     return " ".join(dt.get_text().replace("\u00b6", "").split())
 
 
