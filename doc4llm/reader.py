@@ -20,8 +20,8 @@ from doc4llm.corpus.paths import validate_page_name
 from doc4llm.corpus.sections import Section, estimate_tokens
 from doc4llm.errors import InputError, NotFoundError
 
-_QUALIFIED = re.compile(r"^([^/\\\x00]+@[^/\\\x00]+?) / (.+)$")
-_LINES_SUFFIX = re.compile(r"\s+\(lines \d+-\d+\)\s*$")
+_QUALIFIED = re.compile(r"^([^/\\\x00@]++@[^/\\\x00]+?) / (.+)$")  # up to the first `@`: linear
+_LINES_SUFFIX = re.compile(r"(?<!\s)\s++\(lines \d++-\d++\)\s*+$")  # one try per space run
 
 
 def _rel(docs_dir: Path, path: Path) -> str:

@@ -23,7 +23,7 @@ MAX_QUERY_CHARS = 200
 LLM_SECTION_CHARS = 4000
 
 _ERROR_LINE = re.compile(
-    r"([A-Za-z_][\w.]*(Error|Exception|Warning)\b|\berror(\[\w+\])?:|fatal error|panic:|\bE[A-Z]{4,}\b|"
+    r"((?<![\w.])[A-Za-z_][\w.]*(Error|Exception|Warning)\b|\berror(\[\w+\])?:|fatal error|panic:|\bE[A-Z]{4,}\b|"
     r"\bfailed\b|\bcannot\b|\bnot found\b|\bdenied\b|\btimed? ?out\b)",
     re.IGNORECASE,
 )

@@ -56,12 +56,18 @@ class QueryAnalysis:
         return self.keywords
 
 
+# a path is tried only from the start of a run of name characters (`(?<![\w.\-])`): tried
+# from every dot of a long run of dots, it rescanned the run each time (quadratic)
+_TERM = re.compile(r"(?<![\w\-])(--?[A-Za-z][\w\-]*|(?<![\w.\-])[\w.\-]*+[/\\][\w./\\\-]+|"
+                   r"[A-Za-z_][\w.]*\(\)|[A-Za-z_][\w.\-]*)")
+
+
 def technical_terms(query: str) -> list[str]:
     found: list[str] = []
     for m in _BACKTICK.finditer(query):
         found.append(m.group(1).strip())
     rest = _BACKTICK.sub(" ", query)
-    for m in re.finditer(r"(?<![\w\-])(--?[A-Za-z][\w\-]*|[\w.\-]*[/\\][\w./\\\-]+|[A-Za-z_][\w.]*\(\)|[A-Za-z_][\w.\-]*)", rest):
+    for m in _TERM.finditer(rest):
         raw = m.group(1).rstrip(".,;:!?")
         if len(raw) < 2:
             continue

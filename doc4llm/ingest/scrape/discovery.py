@@ -24,7 +24,8 @@ _SITEMAP_TYPES = ("application/xml", "text/xml", "application/gzip", "applicatio
 _MAX_SITEMAPS = 50
 _MAX_CRAWL_DELAY = 10.0
 
-_MD_LINK = re.compile(r"\[([^\]\n]*)\]\(\s*<?([^)\s>]+)>?(?:\s+\"[^\"]*\")?\s*\)")
+# linear on hostile text: a link text never runs past another `[`, a title never past a line
+_MD_LINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*+<?([^)\s>]++)>?(?:\s++\"[^\"\n]*\")?\s*+\)")
 _SOURCE_LINE = re.compile(r"^\s*(?:>\s*)?(?:\*\*)?Source(?:\*\*)?\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
 _MAX_SITEMAP_BYTES = 50_000_000
 

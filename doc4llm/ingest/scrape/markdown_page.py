@@ -13,8 +13,7 @@ from doc4llm.ingest.scrape.urls import canonical_url
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
 _FM_TITLE = re.compile(r"^title:\s*[\"']?(.*?)[\"']?\s*$", re.MULTILINE)
-_H1 = re.compile(r"^#\s+(.+?)\s*#*\s*$")
-_LINK = re.compile(r"(!?\[[^\]\n]*\]\()\s*<?([^)\s>]+)>?")
+_LINK = re.compile(r"(!?\[[^\[\]\n]*\]\()\s*+<?([^)\s>]++)>?")  # text stops at `[`: linear
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
 
@@ -43,15 +42,23 @@ def convert_markdown(text: str, url: str, fallback_title: str = "") -> tuple[str
             out.append(line)
             continue
         if not in_fence:
-            heading = _H1.match(line)
+            heading = _h1_title(line)
             if heading and not _has_text(out):
-                title = title or heading.group(1).strip()
-                if heading.group(1).strip() == title:
+                title = title or heading
+                if heading == title:
                     continue  # the writer renders `# Title` itself
             line = _LINK.sub(lambda m: _absolute(m, url, links), line)
         out.append(line)
     body = "\n".join(out).strip("\n") + "\n"
     return title or fallback_title, body, links
+
+
+def _h1_title(line: str) -> str | None:
+    """`# Title ##` -> "Title"; string scans, linear on a line of any length."""
+    if len(line) < 2 or line[0] != "#" or not line[1].isspace():
+        return None
+    rest = line[1:].strip()
+    return rest.rstrip("#").rstrip() or rest or None
 
 
 def _has_text(lines: list[str]) -> bool:
