@@ -124,7 +124,7 @@ def test_search_embeds_within_a_time_budget_and_resumes(tmp_path, monkeypatch):
              for i in range(8)}  # 96 sections: three build batches of 32
     docs = tmp_path / "docs"
     make_set(docs, pages)
-    monkeypatch.setattr(engine, "AUTO_EMBED_BUDGET_S", 0.001)  # one batch per search
+    monkeypatch.setattr(engine, "AUTO_EMBED_BUDGET_S", 0.05)  # one batch (32 sections) per search
     s = Searcher(docs, embedder="minilm", quiet=True)
     try:
         first = s.search("widgets explained", k=3)["semantic"][SET]
@@ -167,3 +167,20 @@ def test_vectors_of_another_embedder_are_rebuilt_by_a_search_with_a_fast_one(bui
     finally:
         conn.close()
     assert made_by.startswith("onnx/all-MiniLM-L6-v2")
+
+
+def test_the_embedding_budget_is_shared_by_the_sets_of_a_search(tmp_path, monkeypatch):
+    docs = tmp_path / "docs"
+    make_set(docs)
+    w = SetWriter(docs, "Other_Docs@1", origin="test")
+    w.write_page("Queues", "## Backpressure\n\nWhen consumers fall behind, the broker slows "
+                 "producers down until the queue drains.\n", source="queues.md", key="queues")
+    w.finish({})
+    # 50 ms: the first set starts its build (loading the model alone takes longer), none is left
+    monkeypatch.setattr(engine, "AUTO_EMBED_BUDGET_S", 0.05)
+    s = Searcher(docs, embedder="minilm", quiet=True)
+    try:
+        tiers = sorted(v["tier"] for v in s.search("slow consumers", k=2)["semantic"].values())
+    finally:
+        s.close()
+    assert tiers == ["full", "lexical"]  # one set embedded, the other waits for the next search

@@ -23,10 +23,11 @@ from doc4llm.search.analyze import QueryAnalysis, analyze
 MAX_QUERY_CHARS = 1000
 STRATEGIES = ("auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector")
 AUTO_EMBED_MAX_SECTIONS = int(os.environ.get("DOC4LLM_AUTO_EMBED_MAX", "64"))  # slow embedders: ~10 s at most
-# A fast local embedder (minilm: 40-80 sections/s on 2 cores) embeds pending sections for
-# at most this long per search, resumably: a set of a few hundred sections has full vectors
-# after its first search, a larger one grows them search by search (or `doc4llm index`).
-AUTO_EMBED_BUDGET_S = float(os.environ.get("DOC4LLM_AUTO_EMBED_S", "10"))
+# A fast local embedder (minilm: ~60 sections per CPU-second, 100+/s on 2 idle cores)
+# embeds pending sections for at most this long per search, over all its sets, resumably:
+# a set of ~1,500 sections has vectors after its first search on an idle machine, a
+# larger one grows them search by search (or `doc4llm index` builds them at once).
+AUTO_EMBED_BUDGET_S = float(os.environ.get("DOC4LLM_AUTO_EMBED_S", "12"))  # per search, all sets
 
 
 def _log(msg: str) -> None:
@@ -52,6 +53,7 @@ class Searcher:
         self._vectors: dict[str, dict] = {}
         self._synced: set[str] = set()
         self._partial: set[str] = set()  # sets whose vectors are still being built
+        self._embed_deadline = 0.0  # monotonic time when this search stops embedding
         self.vector_state: dict[str, dict] = {}  # per set: embedder, coverage, tier (in results)
 
     # -- resources -------------------------------------------------------------
@@ -88,6 +90,7 @@ class Searcher:
         t = time.perf_counter()
         from doc4llm.index.vectors import CorruptVectors, load_indexes, pending_sections
 
+        self._embed_deadline = time.monotonic() + AUTO_EMBED_BUDGET_S  # shared by the sets
         for name in set_names:
             if name in self._vectors and name not in self._partial:
                 continue
@@ -130,7 +133,8 @@ class Searcher:
         """Seconds this search may spend embedding pending sections: None = all of them
         (a small set, any embedder), 0 = none (a slow embedder and a big set)."""
         if getattr(self.embedder, "fast_inline", False):
-            return AUTO_EMBED_BUDGET_S if AUTO_EMBED_BUDGET_S > 0 else 0.0
+            left = self._embed_deadline - time.monotonic()
+            return left if left > 0 else 0.0
         return None if pending <= AUTO_EMBED_MAX_SECTIONS else 0.0
 
     def _embedder_id(self) -> str | None:
