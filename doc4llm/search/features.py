@@ -12,6 +12,7 @@ query per search for the page-level facts (page kind, page title tokens).
 - page_match: share of query keywords in the page title or file name
 - slug: the query *is* the page's name (`npm ci` -> page `npm-ci`) or a heading's
 - prefer: the section's content type is the one the query type prefers
+- exact_ref: the query's identifiers found in a reference section (table, option list)
 - intro: the page's intro (its top section); empty: a heading with no text of its own
 - depth, length: how deep the section sits and how much text it has
 - changes: the page is release notes / a changelog / a blog post, and the query does
@@ -171,6 +172,8 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     f["page_match"] = (sum(1 for k in kws if k in page.get("title_toks", ())) / len(kws)) if kws else 0.0
     f["slug"] = 1.0 if query_key and (query_key in page.get("names", ()) or query_key == _alnum(row["title"] or "")) else 0.0
     f["prefer"] = 1.0 if prefer and row.get("content_type") == prefer else 0.0
+    # a reference table or option list that names the identifier is its canonical answer
+    f["exact_ref"] = f["exact"] if row.get("content_type") == "api-reference" else 0.0
     words = row.get("words") or 0
     f["empty"] = 1.0 if words < 5 else 0.0
     f["intro"] = 1.0 if row.get("level") and len(row["heading_path"]) == 1 else 0.0
