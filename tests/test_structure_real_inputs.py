@@ -210,6 +210,7 @@ def test_admonitions_and_tabs_become_readable_line_for_line():
         '=== "pip"\n\n    ```bash\n    pip install x\n    ```\n\n'
         '=== "uv"\n\n    ```bash\n    uv add x\n    ```\n\n'
         '```text\n!!! note "inside a fence"\n    stays\n```\nafter\n'
+        '\n--8<-- "docs/snippet.md"\n\n## Next\n'
     )
     out = rewrite_mkdocs_blocks(src)
     assert out.count("\n") == src.count("\n")
@@ -219,6 +220,8 @@ def test_admonitions_and_tabs_become_readable_line_for_line():
     assert '```text\n!!! note "inside a fence"\n    stays\n```\nafter' in out
     assert [b.code.strip() for b in find_code_blocks(out)] == ["pip install x", "uv add x",
                                                                '!!! note "inside a fence"\n    stays']
+    assert '\n--8<-- "docs/snippet.md"\n' in out  # a snippet include stays a readable text line
+    assert [s.title for s in parse_sections(out)] == ["[Overview / Preamble]", "Next"]
 
 
 def test_imported_mkdocs_pages_keep_admonitions_as_text_and_attribute_anchors(tmp_path):
