@@ -46,6 +46,7 @@ from doc4llm.mcp_schemas import (
     fit_list,
     shorten_text,
 )
+from doc4llm.secrets import redact, redact_data
 
 MAX_QUERY_CHARS = 1000
 MAX_ERROR_TEXT_CHARS = 20_000
@@ -384,6 +385,7 @@ def build_server(service: DocsService):
         try:
             with service.lock:
                 data = model.model_validate(fn(*args, **kwargs)).model_dump(mode="json")
+            data = redact_data(data)  # the one way out of the server: no key in any reply
             return CallToolResult(content=[TextContent(type="text", text=_dump(data))],
                                   structured_content=data)
         except Doc4llmError as exc:
@@ -392,7 +394,7 @@ def build_server(service: DocsService):
                 msg += "\ncandidates:\n" + "\n".join(f"  {c}" for c in exc.candidates[:10])
             if exc.hint:
                 msg += f"\nhint: {mcp_wording(exc.hint, set_param)}"
-            raise ToolError(msg) from exc
+            raise ToolError(redact(msg)) from exc
 
     @app.tool(title="Search the docs", annotations=local)
     def search_docs(

@@ -115,7 +115,11 @@ class LLMClient:
                 except openai.APIError as exc:
                     raise ExternalError(f"{role} model call failed: {_describe(exc)}",
                                         hint=NO_MODEL_HINT) from None
-                text, call.usage = _read(response, messages)
+                except ValueError as exc:  # a 200 whose JSON body does not parse
+                    raise ExternalError(f"{role} model call failed: the server's reply is not "
+                                        f"valid JSON ({type(exc).__name__}: {redact(exc)})",
+                                        hint=NO_MODEL_HINT) from None
+                text, call.usage = _read(response, messages, role)
                 call.ok = True
                 return text, call.usage
         finally:
@@ -143,13 +147,35 @@ class LLMClient:
         }
 
 
-def _read(response: Any, messages: list[dict]) -> tuple[str, Usage]:
-    text = (response.choices[0].message.content or "") if response.choices else ""
+def _read(response: Any, messages: list[dict], role: str = "model") -> tuple[str, Usage]:
+    """The reply's text and usage. The server is untrusted: a 200 reply that is not a chat
+    completion (an HTML page, a proxy's error, JSON of another shape) is an ExternalError
+    with a clear message, never an AttributeError from deep inside."""
+    try:
+        choices = response.choices
+        if not isinstance(choices, list):
+            raise TypeError("no choices")
+        text = (choices[0].message.content or "") if choices else ""
+    except (AttributeError, IndexError, KeyError, TypeError):
+        raise ExternalError(f"{role} model call failed: the server's reply is not an OpenAI chat "
+                            f"completion ({_shape(response)})", hint=NO_MODEL_HINT) from None
+    if not isinstance(text, str):
+        raise ExternalError(f"{role} model call failed: the reply's content is "
+                            f"{type(text).__name__}, not text", hint=NO_MODEL_HINT)
     usage = getattr(response, "usage", None)
-    if usage is not None and usage.prompt_tokens is not None:
-        return text, Usage(usage.prompt_tokens, usage.completion_tokens or 0)
+    if isinstance(getattr(usage, "prompt_tokens", None), int):
+        completion = getattr(usage, "completion_tokens", None)
+        return text, Usage(usage.prompt_tokens, completion if isinstance(completion, int) else 0)
     prompt_chars = sum(len(str(m.get("content", ""))) for m in messages)
     return text, Usage(prompt_chars // 4, len(text) // 4, estimated=True)
+
+
+def _shape(response: Any) -> str:
+    """What came back instead, briefly and with any key redacted."""
+    if isinstance(response, (str, bytes)):
+        head = response[:80].decode("utf-8", "replace") if isinstance(response, bytes) else response[:80]
+        return f"got text: {redact(' '.join(head.split()))!r}"
+    return f"got {type(response).__name__}"
 
 
 def _describe(exc: Exception) -> str:

@@ -1,21 +1,7 @@
-"""Keep API keys out of everything doc4llm prints, logs, traces or writes.
-
-Keys are read from the environment only where a client is built; any text that may
-carry a server's echo of a key (exception messages, error bodies) passes `redact` first.
-"""
+"""Kept for its importers: the redaction point is `doc4llm.secrets` (see there)."""
 
 from __future__ import annotations
 
-import os
+from doc4llm.secrets import SECRET_ENV_VARS, redact, redact_data
 
-SECRET_ENV_VARS = ("OPENAI_API_KEY", "TAVILY_API_KEY")
-
-
-def redact(text: object) -> str:
-    """`text` as a string with every configured key value replaced by '***'."""
-    out = str(text)
-    for var in SECRET_ENV_VARS:
-        value = os.environ.get(var)
-        if value and len(value) >= 4:
-            out = out.replace(value, "***")
-    return out
+__all__ = ["SECRET_ENV_VARS", "redact", "redact_data"]

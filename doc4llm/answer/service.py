@@ -60,4 +60,10 @@ def ask(question: str, *, docs_dir: str | Path | None = None, sets: list[str] | 
                               include_trace=include_trace)
     if saved is not None:
         response["metadata"]["savedWeb"] = {"set": save_web, "pages": saved}
+    if deps.llm is not None and response.get("answer") is None and outcome.trace.final_action == "llm_error":
+        # a configured model that could not answer is an external failure (exit 3), reported
+        # with everything found so far rather than a bare error
+        failures = [w for w in outcome.warnings if w.startswith("model call failed")]
+        response["metadata"]["error"] = {"type": "ExternalError", "exit_code": 3,
+                                         "message": failures[-1] if failures else "the model call failed"}
     return response

@@ -49,6 +49,9 @@ class WebSearch:
                                 f"{type(exc).__name__}: {redact(exc)}") from None
         finally:
             self.elapsed_ms += (time.perf_counter() - start) * 1000
+        if not isinstance(reply, dict) or not isinstance(reply.get("results") or [], list):
+            raise ExternalError(f"web search failed for {query!r}: the reply is not a Tavily "
+                                f"result object (got {type(reply).__name__})")
         results = []
         for r in reply.get("results") or []:
             if isinstance(r, dict) and r.get("url"):

@@ -65,3 +65,6 @@ def main() -> None:
     docTOC.md heading tree. Data goes to stdout (--json on every data command), logs
     and progress to stderr. Exit codes: 0 ok, 1 not found, 2 bad input, 3 external error.
     """
+    from doc4llm.secrets import install_stream_redaction
+
+    install_stream_redaction()  # no API key is ever printed, whoever echoed it

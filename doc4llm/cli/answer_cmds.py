@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option, warn
@@ -38,8 +40,11 @@ def ask_cmd(question: str, docs_dir: str | None, sets: tuple[str, ...], k: int, 
 
     response = ask(question, docs_dir=docs_dir, sets=list(sets), k=k, include_trace=show_trace,
                    save_web=save_web, max_iterations=max_iterations, web=not no_web)
+    failed = response["metadata"].get("error")  # the configured model could not answer
     if as_json:
         emit_json(response)
+        if failed:
+            sys.exit(failed["exit_code"])
         return
     click.echo(render_text(response, show_trace=show_trace))
     for message in response["metadata"]["warnings"]:
@@ -47,3 +52,5 @@ def ask_cmd(question: str, docs_dir: str | None, sets: tuple[str, ...], k: int, 
     saved = response["metadata"].get("savedWeb")
     if saved:
         warn(f"saved {len(saved['pages'])} web page(s) to {saved['set']}")
+    if failed:
+        sys.exit(failed["exit_code"])

@@ -29,7 +29,11 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
 
 
 def atomic_write_text(path: Path, text: str) -> None:
-    atomic_write_bytes(path, text.encode("utf-8"))
+    """Every text file doc4llm writes (pages, docTOC.md, set metadata, sessions) comes
+    here, so no configured API key is ever written, whoever put it in the text."""
+    from doc4llm.secrets import redact
+
+    atomic_write_bytes(path, redact(text).encode("utf-8"))
 
 
 def read_text_lossy(path: Path) -> tuple[str, bool]:

@@ -82,7 +82,9 @@ def safe_join(root: Path, *parts: str) -> Path:
 def sanitize_folder_name(title: str) -> str:
     """Page title -> folder name, per DESIGN.md: strip <>:"/\\|?* and control chars,
     collapse whitespace, at most 200 bytes, never '.' or '..'."""
-    text = unicodedata.normalize("NFC", title or "")
+    from doc4llm.secrets import redact
+
+    text = unicodedata.normalize("NFC", redact(title or ""))  # a key in a title: never a folder
     text = _FORBIDDEN_CHARS.sub("", re.sub(r"\s+", " ", text))  # tabs/newlines are spaces
     text = re.sub(r"\s+", " ", text).strip().strip(".").strip()
     encoded = text.encode("utf-8")

@@ -20,6 +20,7 @@ from pathlib import Path
 from doc4llm.corpus.model import DocSet, Page, list_sets
 from doc4llm.index.store import index_dir, open_store
 from doc4llm.index.tokenize import tokens
+from doc4llm.secrets import redact, secret_values
 
 _HEADER_LINE = re.compile(r"^\s*(>\s*\*\*(Source|原文链接)\*\*\s*[:：].*|-{3,}\s*|提取的锚点数量.*)$")
 
@@ -121,7 +122,15 @@ def _write_page(
 ) -> int:
     if page_id is not None:
         _delete_page(conn, page_id)
-    cur = conn.execute(
+    secrets = secret_values()
+
+    def execute(sql: str, params: tuple) -> sqlite3.Cursor:
+        """No configured API key is written to the index, whoever put it in a page."""
+        if secrets:
+            params = tuple(redact(v) if isinstance(v, str) else v for v in params)
+        return conn.execute(sql, params)
+
+    cur = execute(
         "INSERT INTO pages(set_name, page, title, source, sig) VALUES (?,?,?,?,?)",
         (ds.name, page.name, page.title, page.source, sig),
     )
@@ -140,7 +149,7 @@ def _write_page(
             if open_headings and len(sec.heading_path) > 1:
                 parent = open_headings[-1][1]
         text = "\n".join(lines[sec.start - 1 : sec.end])
-        cur = conn.execute(
+        cur = execute(
             "INSERT INTO sections(page_id, set_name, page, idx, title, level, heading_path, start, end,"
             " subtree_end, tokens, words, anchor, url, content_type, text, parent_id)"
             " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -168,7 +177,7 @@ def _write_page(
         id_by_index[sec.index] = sid
         if sec.level:
             open_headings.append((sec.level, sid))
-        conn.execute(
+        execute(
             "INSERT INTO sec_fts(rowid, title, path, body) VALUES (?,?,?,?)",
             (sid, t_title, t_path, t_body),
         )
