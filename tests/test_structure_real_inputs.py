@@ -314,3 +314,18 @@ def test_scraped_mkdocs_material_page_keeps_admonitions_tabs_and_real_anchors(tm
     assert [e.title for e in entries if e.level == 3][:3] == ["Standalone installer", "PyPI", "Homebrew"]
     anchored = [e.url.split("#", 1)[1] for e in entries if e.url and "#" in e.url]
     assert len(anchored) >= 9 and set(anchored) <= ids
+
+
+def test_old_sphinx_entries_without_a_domain_class_and_furo_article():
+    page = convert_html("""<html><head><meta name="generator" content="sphinx-5.0.2, furo 2022.06.21">
+</head><body><div class="page"><aside class="sidebar-drawer"><p>Navigation links here</p></aside>
+<article role="main"><div class="section" id="reference"><h1>Reference</h1>
+<div class="section" id="api"><h2>API</h2>
+<dl class="function"><dt id="acme.connect"><code class="descname">connect</code>(<em>url</em>, <em>**opts</em>)</dt>
+<dd><p>Open a connection.</p></dd></dl>
+<dl class="function"><dt id="acme.close"><code class="descname">close</code>()</dt><dd><p>Close it.</p></dd></dl>
+<dl class="simple"><dt>term</dt><dd><p>not an API entry</p></dd></dl>
+</div></div></article></div></body></html>""", "https://acme.example/reference.html")
+    assert page.title == "Reference" and "Navigation links" not in page.body
+    assert r"### connect(url, \*\*opts) {#acme.connect}" in page.body
+    assert "### close() {#acme.close}" in page.body and "### term" not in page.body

@@ -236,8 +236,18 @@ _API_DOMAINS = {"py", "c", "cpp", "js", "rst", "http", "std"}
 _SIGNATURE_CHROME = ("headerlink", "viewcode-link", "viewcode-back", "sig-paren-placeholder")
 
 
+# Sphinx 1.x wrote the object type alone (`<dl class="function">`), without the domain
+_API_KINDS = {"function", "class", "method", "attribute", "exception", "data", "classmethod",
+              "staticmethod", "decorator", "property", "envvar", "option", "cmdoption"}
+
+
 def _is_api_entry(el) -> bool:
-    return el.name == "dl" and bool(_API_DOMAINS & set(classes(el)))
+    if el.name != "dl":
+        return False
+    kinds = set(classes(el))
+    if _API_DOMAINS & kinds:
+        return True
+    return bool(_API_KINDS & kinds) and el.find("dt", id=True, recursive=False) is not None
 
 
 def _section_level(dl) -> int:

@@ -37,7 +37,7 @@ PRESETS: tuple[Preset, ...] = (
     ),
     Preset(
         "sphinx", ("sphinx",), ("div.sphinxsidebar", "div.documentwrapper", "a.headerlink"),
-        ("article.bd-article", "div[itemprop=articleBody]", "div.body[role=main]", "div[role=main]",
+        ("article.bd-article", "article[role=main]", "div[itemprop=articleBody]", "div.body[role=main]", "div[role=main]",
          "div.body", "div.document", "main"),
         (".sphinxsidebar", ".related", ".prev-next-area", ".bd-sidebar", ".rst-footer-buttons",
          ".wy-breadcrumbs", ".footer", ".bd-header-article"),
