@@ -61,7 +61,9 @@ def page_of(megabytes: float, seed: int = 13) -> str:
 
 
 def headings_page(n: int) -> str:
-    return "# Many\n\n" + "".join(f"{'#' * (2 + i % 3)} Heading {i}\n\nline {i}\n\n" for i in range(n))
+    """Sibling H2s under one H1: each one's parent is the first heading (the worst case for
+    a backwards scan)."""
+    return "# Many\n\n" + "".join(f"## Heading {i}\n\nline {i}\n\n" for i in range(n))
 
 
 def hostile_pages() -> dict[str, str]:

@@ -12,6 +12,7 @@ Everything returned carries line ranges and token counts for citation.
 from __future__ import annotations
 
 import re
+import shlex
 import unicodedata
 from pathlib import Path
 
@@ -32,6 +33,16 @@ def _rel(docs_dir: Path, path: Path) -> str:
         return str(path.relative_to(Path.cwd()))
     except ValueError:
         return str(path)
+
+
+def read_command(page: str, doc_set: str, start: int, end: int, docs_dir: str | None = None) -> str:
+    """The `doc4llm read` command for these lines, safe to paste into a shell: every value
+    quoted, and `--` before a page whose name starts with '-' (`-rf` is not an option)."""
+    where = f" --docs-dir {shlex.quote(docs_dir)}" if docs_dir else ""
+    opts = f"--set {shlex.quote(doc_set)} --lines {start}:{end}{where}"
+    if page.startswith("-"):
+        return f"doc4llm read {opts} -- {shlex.quote(page)}"
+    return f"doc4llm read {shlex.quote(page)} {opts}"
 
 
 def find_page(docs_dir: Path, name: str, set_patterns: list[str] | None = None) -> Page:
@@ -169,12 +180,17 @@ def read_section(docs_dir: Path, page_name: str, *, set_name: str | list[str] | 
         all_lines = all_lines[:-1]
     total = len(all_lines)
     sec = None
-    if section and lines:
+    if section is not None and lines is not None:
         raise InputError("use --section or --lines, not both")
-    if section:
+    # an empty --section/--lines is a mistake (a variable that was not set), not "the page"
+    if section is not None and not section.strip():
+        raise InputError("--section is empty", hint=f"doc4llm toc {shlex.quote(page.name)} lists the sections")
+    if lines is not None and not lines.strip():
+        raise InputError("--lines is empty", hint="for example --lines 10:40")
+    if section is not None:
         sec = find_section(page, section)
         start, end = sec.start, (sec.subtree_end if with_subsections else sec.end)
-    elif lines:
+    elif lines is not None:
         start, end = parse_line_range(lines, total)
     else:
         start, end = 1, total

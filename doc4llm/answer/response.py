@@ -9,6 +9,7 @@ from __future__ import annotations
 import shlex
 
 from doc4llm.answer.loop import AskOutcome
+from doc4llm.reader import read_command
 
 
 def build_response(out: AskOutcome, *, processing_ms: float, include_trace: bool) -> dict:
@@ -78,8 +79,7 @@ def suggestions(out: AskOutcome) -> list[dict]:
     result = []
     if out.book.docs:
         top = out.book.docs[0]
-        cmd = (f"doc4llm read {shlex.quote(top.page)} --set {shlex.quote(top.doc_set)} "
-               f"--lines {top.lines[0]}:{top.lines[1]}")
+        cmd = read_command(top.page, top.doc_set, top.lines[0], top.lines[1])
         result.append({"action": "read", "reason": "read the top section in full",
                        "command": cmd})
     if out.answer is None or out.confidence < 60:

@@ -46,6 +46,10 @@ class CodePiece:
 
 def read_command(page: str, doc_set: str, start: int, end: int) -> str:
     """The command an agent runs to read these lines itself."""
+    if page.startswith("-") or any(c in page + doc_set for c in '$`\\"!'):
+        from doc4llm.reader import read_command as quoted  # a name a shell would act on
+
+        return quoted(page, doc_set, start, end)
     return f'doc4llm read "{page}" --set "{doc_set}" --lines {start}:{end}'
 
 

@@ -36,10 +36,32 @@ def atomic_write_text(path: Path, text: str) -> None:
     atomic_write_bytes(path, redact(text).encode("utf-8"))
 
 
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32-le"), (b"\x00\x00\xfe\xff", "utf-32-be"),
+         (b"\xff\xfe", "utf-16-le"), (b"\xfe\xff", "utf-16-be"))
+
+
 def read_text_lossy(path: Path) -> tuple[str, bool]:
-    """Read UTF-8 (a leading BOM dropped) with replacement; return (text, had_invalid_bytes)."""
+    """Read UTF-8 (a leading BOM dropped) with replacement; return (text, had_invalid_bytes).
+
+    A UTF-16 or UTF-32 byte-order mark says how to decode instead (editors on Windows
+    save markdown that way; read as UTF-8 it looked like binary)."""
     data = Path(path).read_bytes()
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            try:
+                return data[len(bom):].decode(codec), False
+            except UnicodeDecodeError:
+                return data[len(bom):].decode(codec, errors="replace"), True
     try:
         return data.decode("utf-8-sig"), False
     except UnicodeDecodeError:
         return data.decode("utf-8-sig", errors="replace"), True
+
+
+def mostly_undecodable(text: str, share: float = 0.3) -> bool:
+    """True when replacement characters are at least `share` of the non-space characters:
+    a binary file without NUL bytes, not text with a few bad bytes."""
+    bad = text.count("\ufffd")
+    if not bad:
+        return False
+    return bad >= share * max(1, len(text) - sum(1 for c in text if c.isspace()))

@@ -22,6 +22,7 @@ MAX_FOLDER_BYTES = 200
 
 _FORBIDDEN_CHARS = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f]')
 _SET_NAME = re.compile(r"^[^@/\\\x00]+@[^@/\\\x00]+$")
+_SET_NAME_FORBIDDEN = frozenset('<>:"|?*[]')
 
 
 def resolve_docs_dir(option: str | os.PathLike | None = None) -> Path:
@@ -58,6 +59,17 @@ def validate_set_name(name: str) -> str:
         raise InputError(
             f"set name {name!r} must look like NAME@VERSION (for example Acme_Docs@latest)"
         )
+    if name != name.strip():
+        raise InputError(f"set name {name!r} starts or ends with whitespace", hint="remove it")
+    if name.startswith("."):
+        raise InputError(f"set name {name!r} starts with '.': such folders are hidden, never a doc set",
+                         hint="for example Acme_Docs@latest")
+    bad = sorted({c for c in name if c in _SET_NAME_FORBIDDEN or unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp")})
+    if bad:
+        shown = " ".join(repr(c) for c in bad)
+        raise InputError(f"set name {name!r} contains {shown}: control characters and <>:\"|?*[] "
+                         "are not allowed (--set reads * ? [ ] as wildcards)",
+                         hint="letters, digits, '_', '-', '.', spaces inside: Acme_Docs@1.2")
     return name
 
 

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from doc4llm.corpus.model import DocSet, Page, list_sets
-from doc4llm.index.store import index_dir, open_store
+from doc4llm.index.store import index_dir, make_index_dir, open_store
 from doc4llm.index.tokenize import tokens
 from doc4llm.secrets import redact, secret_values
 
@@ -72,7 +72,7 @@ def _lock(docs_dir: Path, timeout: float = WRITER_WAIT_S):
     from filelock import FileLock
 
     d = index_dir(docs_dir)
-    d.mkdir(parents=True, exist_ok=True)
+    make_index_dir(d)
     return FileLock(str(d / "index.lock"), timeout=timeout)
 
 

@@ -71,10 +71,25 @@ def _valid(conn: sqlite3.Connection) -> bool:
         return False
 
 
+def make_index_dir(d: Path) -> None:
+    """Create the index folder, or say what was tried and how to choose another place (a
+    read-only docs dir with an unwritable HOME once said only "Permission denied: /nonexistent")."""
+    try:
+        d.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        from doc4llm.errors import ExternalError
+
+        raise ExternalError(
+            f"cannot create the index folder {d}: {exc.strerror or exc} (the docs dir is not "
+            "writable, so the index goes to the per-user cache, which is not writable either)",
+            hint="set XDG_CACHE_HOME to a writable folder (the index is kept there), or make "
+                 "the docs dir writable (the index is kept in <docs>/.doc4llm)") from None
+
+
 def _creation_lock(d: Path):
     from filelock import FileLock
 
-    d.mkdir(parents=True, exist_ok=True)
+    make_index_dir(d)
     return FileLock(str(d / "create.lock"), timeout=120)
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from doc4llm.corpus.atomic import read_text_lossy
+from doc4llm.corpus.atomic import mostly_undecodable, read_text_lossy
 from doc4llm.corpus.sections import parse_page
 from doc4llm.corpus.writer import SetWriter
 from doc4llm.errors import InputError
@@ -137,11 +137,14 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
     for i, file in enumerate(files, 1):
         rel = file.relative_to(root).as_posix()
         text, lossy = read_text_lossy(file)
-        if lossy:
-            summary.warnings.append(f"{rel}: not valid UTF-8, invalid bytes replaced")
         if "\x00" in text:
             summary.skipped.append({"path": rel, "reason": "binary content (NUL bytes)"})
             continue
+        if lossy and mostly_undecodable(text):
+            summary.skipped.append({"path": rel, "reason": "binary content (mostly bytes that are not text)"})
+            continue
+        if lossy:
+            summary.warnings.append(f"{rel}: not valid UTF-8, invalid bytes replaced")
         title, body = page_title_and_body(text, file.stem)
         body = rewrite_mkdocs_blocks(body)
         result = writer.write_page(title, body, source=rel, key=rel)

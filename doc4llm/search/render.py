@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import shlex
-
 from doc4llm.corpus.sections import estimate_tokens
+from doc4llm.reader import read_command
 
 
 def _result_block(r: dict, snippet_chars: int, docs_dir: str | None = None) -> str:
     path = " > ".join(r["heading_path"])
     a, b = r["lines"]
     head = f"{r['rank']}. [{r['relevance']}] {r['doc_set']} / {path}  L{a}-{b} ~{r['tokens']}t  ({','.join(r['found_by'])})"
-    where = f" --docs-dir {shlex.quote(docs_dir)}" if docs_dir else ""
-    read = f"   read: doc4llm read {shlex.quote(r['page'])} --set {shlex.quote(r['doc_set'])} --lines {a}:{b}{where}"
+    read = f"   read: {read_command(r['page'], r['doc_set'], a, b, docs_dir)}"
     snip = r["snippet"].replace("\n", " ")
     if len(snip) > snippet_chars:
         snip = snip[:snippet_chars].rsplit(" ", 1)[0] + " …"

@@ -48,7 +48,7 @@ def canonical_url(url: str, base: str | None = None) -> str | None:
     except ValueError:
         return None
     netloc = host if port is None or str(port) == _DEFAULT_PORTS[scheme] else f"{host}:{port}"
-    path = parts.path or "/"
+    path = _decode_unreserved(parts.path) or "/"
     trailing = path.endswith("/")
     path = posixpath.normpath(path)
     if path.startswith("//"):
@@ -58,6 +58,21 @@ def canonical_url(url: str, base: str | None = None) -> str | None:
     query = urlencode(sorted((k, v) for k, v in parse_qsl(parts.query, keep_blank_values=True)
                              if not _TRACKING.match(k)))
     return urlunsplit((scheme, netloc, path, query, ""))
+
+
+_PERCENT = re.compile(r"%([0-9A-Fa-f]{2})")
+_UNRESERVED = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+
+
+def _decode_unreserved(path: str) -> str:
+    """`%2e%2E` -> `..` before dot segments are resolved (RFC 3986 6.2.2.2: an escaped
+    unreserved character is that character), so `/docs/%2e%2e/admin` cannot pass the scope
+    check as if it were under /docs/. Other escapes keep their meaning, in upper case."""
+    def one(m: re.Match) -> str:
+        ch = chr(int(m.group(1), 16))
+        return ch if ch in _UNRESERVED else "%" + m.group(1).upper()
+
+    return _PERCENT.sub(one, path) if "%" in path else path
 
 
 def extension(url: str) -> str:
