@@ -118,3 +118,44 @@ def test_search_takes_bm25_from_the_mirror_until_the_index_changes(tmp_path, mon
     finally:
         s.close()
         qdrant_store.close_all()
+
+
+def test_search_takes_vectors_from_the_mirror(tmp_path, monkeypatch):
+    import threading
+
+    from test_index_vectors import _FakeEmbeddings
+
+    from doc4llm.index import qdrant_store
+    from doc4llm.index.service import build_index
+    from doc4llm.search.engine import Searcher
+
+    server = _FakeEmbeddings()
+    threading.Thread(target=server.serve_forever, args=(0.05,), daemon=True).start()
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{server.server_address[1]}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    docs = make_upstream(tmp_path / "docs")
+    try:
+        assert build_index(docs, embedder="openai:model-a")["vectors"]
+        queries = ["change the model", "keyboard shortcuts", "hooks before a tool runs"]
+
+        def scores() -> list[list[float]]:
+            s = Searcher(docs, embedder="openai:model-a", quiet=True, auto_index=False)
+            try:
+                return [[round(r["score"], 4) for r in s.search(q, strategy="vector", k=4)["results"]]
+                        for q in queries]
+            finally:
+                s.close()
+
+        want = scores()
+        monkeypatch.setenv("DOC4LLM_QDRANT_PATH", str(tmp_path / "qdrant"))
+        out = build_index(docs, embedder="openai:model-a")
+        assert out["qdrant"] > 0
+        calls = []
+        real = QdrantIndex.vector_search
+        monkeypatch.setattr(QdrantIndex, "vector_search", lambda self, *a, **k: calls.append(a) or real(self, *a, **k))
+        assert scores() == want and all(want)
+        assert calls
+    finally:
+        qdrant_store.close_all()
+        server.shutdown()
+        server.server_close()

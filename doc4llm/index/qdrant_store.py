@@ -18,10 +18,10 @@ collection and answers the primitives the ranking code needs, with the same numb
 Selection: `index.backend: qdrant` in doc4llm.yaml, or `DOC4LLM_QDRANT_URL` (a server or
 cluster) / `DOC4LLM_QDRANT_PATH` (qdrant-client's local mode, same API, no server).
 `doc4llm index` then mirrors the index into the collection and records what it mirrored;
-a search takes its BM25 signal from Qdrant while that record matches the SQLite index
-(else from SQLite, as by default). Only BM25 is served from Qdrant so far; the grep
-levels, section rows and (not yet wired) vector search still read the local index:
-README, Benchmarks → "Qdrant backend", lists what is missing.
+while that record matches the SQLite index, a search takes its BM25 signal and its
+vector searches from Qdrant (else from SQLite and usearch, as by default). The grep
+levels, section rows and counts still read the local index: README, Benchmarks →
+"Qdrant backend", lists what is missing.
 """
 
 from __future__ import annotations
@@ -192,9 +192,11 @@ _OPEN: dict[str, QdrantIndex] = {}  # local mode allows one client per path per 
 
 
 def index_stamp(conn: sqlite3.Connection) -> list[int]:
-    """[sections, max section id]: every index update changes it (rewritten pages get new ids)."""
+    """[sections, max section id, vectors, vector generations]: every index update changes
+    it (rewritten pages get new ids; each vector save bumps its set's generation)."""
     row = conn.execute("SELECT count(*), coalesce(max(id), 0) FROM sections").fetchone()
-    return [int(row[0]), int(row[1])]
+    vec = conn.execute("SELECT (SELECT count(*) FROM vec_done), coalesce(sum(generation), 0) FROM vec_sets").fetchone()
+    return [int(row[0]), int(row[1]), int(vec[0]), int(vec[1])]
 
 
 def open_configured(where: dict) -> QdrantIndex:
@@ -225,12 +227,12 @@ def mirror(conn: sqlite3.Connection, docs_dir, progress=None) -> int | None:
     store = open_configured(where)
     row = conn.execute("SELECT value FROM meta WHERE key=?", (EXPORT_KEY,)).fetchone()
     stamp = index_stamp(conn)
-    if row and json.loads(row[0]) == {"where": where, "stamp": stamp}:
+    if row and _matches(json.loads(row[0]), where, stamp):
         return 0
     dense = _dense_vectors(docs_dir, conn)
     n = store.export(conn, dense)
     conn.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
-                 (EXPORT_KEY, json.dumps({"where": where, "stamp": stamp})))
+                 (EXPORT_KEY, json.dumps({"where": where, "stamp": stamp, "dense": sorted(dense)})))
     if progress:
         progress(f"mirrored {n} sections into Qdrant ({next(iter(where.values()))})")
     return n
@@ -243,13 +245,48 @@ def for_search(conn: sqlite3.Connection) -> QdrantIndex | None:
         return None
     row = conn.execute("SELECT value FROM meta WHERE key=?", (EXPORT_KEY,)).fetchone()
     stamp = index_stamp(conn)
-    if not row or json.loads(row[0]) != {"where": where, "stamp": stamp}:
+    if not row or not _matches(json.loads(row[0]), where, stamp):
         return None  # not mirrored yet, or the index changed since: SQLite answers
     store = open_configured(where)
     if store.state != stamp:
         store.counts.clear()
         store.state = stamp
     return store
+
+
+def _matches(record: dict, where: dict, stamp: list[int]) -> bool:
+    return record.get("where") == where and record.get("stamp") == stamp
+
+
+def vector_indexes(conn: sqlite3.Connection, set_name: str) -> dict | None:
+    """{kind: index} serving a set's vectors from the mirror, shaped like the usearch
+    indexes `vectors.search_vectors` reads; None when not configured or not mirrored."""
+    store = for_search(conn)
+    if store is None:
+        return None
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (EXPORT_KEY,)).fetchone()
+    kinds = json.loads(row[0]).get("dense") or []
+    n = conn.execute("SELECT count(*) FROM vec_done WHERE set_name=?", (set_name,)).fetchone()[0]
+    return {k: _KindIndex(store, k, set_name, n) for k in kinds} if kinds and n else None
+
+
+class _KindIndex:
+    """One vector kind of one set in Qdrant, searched like a usearch index."""
+
+    def __init__(self, store: QdrantIndex, kind: str, set_name: str, n: int):
+        self.store, self.kind, self.set_name, self.n = store, kind, set_name, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def search(self, query, k: int):
+        hits = self.store.vector_search(self.kind, query, k, [self.set_name])
+        return _Matches([h[0] for h in hits], [1.0 - h[1] for h in hits])
+
+
+class _Matches:
+    def __init__(self, keys: list[int], distances: list[float]):
+        self.keys, self.distances = keys, distances
 
 
 def _dense_vectors(docs_dir, conn: sqlite3.Connection) -> dict[str, tuple]:
