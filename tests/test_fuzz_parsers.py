@@ -1,0 +1,217 @@
+"""Property and fuzz tests (hypothesis) for every parser that sees user or network text:
+the markdown section scanner, the docTOC reader, heading text, URL scoping, set and page
+naming, and the query analyser.
+
+Each runs against a per-input time budget that grows linearly with the input size
+(`_budget`), measured in CPU time so a busy machine does not fail it. Inputs are small
+hypothesis-chosen pieces repeated thousands of times: a pattern that backtracks on long
+runs (the regex denial of service of issue 13) blows the budget at once, while
+hypothesis' own small examples check the structural properties.
+
+Profiles: `ci` (default: derandomized, fast) and `long` (DOC4LLM_FUZZ_PROFILE=long, many
+more examples; benchmarks/fuzz_long.sh runs it).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from doc4llm.corpus.paths import (
+    MAX_FOLDER_BYTES,
+    sanitize_folder_name,
+    unique_folder_name,
+    validate_page_name,
+    validate_set_name,
+)
+from doc4llm.corpus.sections import parse_page, plain_title
+from doc4llm.corpus.toc import parse_toc, render_toc
+from doc4llm.errors import InputError
+from doc4llm.ingest.scrape.urls import Scope, canonical_url
+from doc4llm.search.analyze import analyze
+
+settings.register_profile("ci", max_examples=40, deadline=None, derandomize=True,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.register_profile("long", max_examples=1500, deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+settings.load_profile(os.environ.get("DOC4LLM_FUZZ_PROFILE", "ci"))
+
+# CPU seconds allowed: a fixed start-up cost plus a per-character rate ~40x the measured one
+# (the scanner runs at ~0.5 s/MB); a quadratic pattern on a 20k-character run takes seconds.
+BASE_S = 0.05
+PER_CHAR_S = 20e-6
+
+
+def _budget(text: str) -> float:
+    return BASE_S + PER_CHAR_S * len(text)
+
+
+def _timed(fn: Callable[[str], Any], text: str) -> Any:
+    t0 = time.process_time()
+    out = fn(text)
+    spent = time.process_time() - t0
+    assert spent <= _budget(text), f"{spent:.3f} s CPU for {len(text)} chars: {text[:80]!r}..."
+    return out
+
+
+# Pieces that exercise every branch of the markdown grammar, and the characters the
+# patterns key on; repeated, they make the long runs that used to backtrack.
+MD_ATOMS = [" ", "\t", "#", "# ", "`", "``", "```", "~~~", "*", "_", "-", "- ", "+", "=", "|", ">", "[", "]",
+            "(", ")", "![", "](", "<", ">", "/", "\\", "&", ";", "{", "}", "{#", ":", ".", "1.", "a", "b c",
+            "\n", "\n\n", "    ", "<div>", "</div>", "<!--", "-->", "---", "···", "·", "：", "L1-L2", "~3 tok"]
+atoms = st.sampled_from(MD_ATOMS)
+pieces = st.lists(atoms, min_size=1, max_size=6).map("".join)
+LINE_PREFIXES = ["", "# ", "## t ", "### ", "- ", "1. ", "> ", "| ", "    ", "  - ", "```\n", "Title\n"]
+
+
+@st.composite
+def long_runs(draw: st.DrawFn) -> str:
+    """A line prefix, one small piece repeated up to 20k characters, a tail."""
+    piece = draw(pieces)
+    repeat = draw(st.integers(min_value=1, max_value=max(1, 20_000 // len(piece))))
+    return draw(st.sampled_from(LINE_PREFIXES)) + piece * repeat + draw(st.sampled_from(["", "x", " #", "\n", "`"]))
+
+
+small_markdown = st.lists(st.one_of(atoms, st.text(max_size=6)), max_size=60).map("".join)
+
+
+def _check_sections(text: str) -> None:
+    parsed = _timed(parse_page, text)
+    n = parsed.line_count
+    previous_start = 0
+    for sec in parsed.sections:
+        assert 1 <= sec.start <= sec.end <= max(n, 1)
+        assert sec.end <= sec.subtree_end <= max(n, 1)
+        assert sec.start >= previous_start
+        previous_start = sec.start
+        assert sec.heading_path and all(isinstance(p, str) for p in sec.heading_path)
+        assert "\n" not in sec.title
+
+
+@given(long_runs())
+def test_section_scanner_is_linear_on_long_runs(text):
+    _check_sections("# Page\n\n" + text + "\n\nbody\n")
+
+
+@given(small_markdown)
+def test_section_scanner_structure_on_arbitrary_markdown(text):
+    _check_sections(text)
+
+
+@given(st.lists(long_runs(), min_size=1, max_size=3))
+def test_section_scanner_on_many_hostile_lines(lines):
+    _check_sections("\n".join(lines))
+
+
+@given(long_runs())
+def test_heading_text_is_linear_and_single_line(raw):
+    raw = raw.replace("\n", " ")
+    title = _timed(plain_title, raw)
+    assert "\n" not in title and title == title.strip()
+
+
+@given(small_markdown)
+def test_toc_round_trip_keeps_every_section(text):
+    parsed = parse_page(text)
+    toc = render_toc("Page", "https://x.dev/p", parsed.sections, "https://x.dev/p", parsed.line_count)
+    title, source, entries = _timed(parse_toc, toc)
+    assert title == "Page" and source == "https://x.dev/p"
+    ranged = [(e.start, e.end) for e in entries if e.start is not None]
+    assert ranged == [(s.start, s.end) for s in parsed.sections]
+
+
+@given(long_runs(), st.sampled_from(["", "# ", "## 1.2. ", "- ", "##### ", "> **Source**: ", "  * "]),
+       st.sampled_from(["", " · L1-L9 · ~3 tok", "：https://x.dev/a#b", " · L1-L2 · ~1 tok · https://x", "："]))
+def test_toc_reader_is_linear_on_hostile_lines(body, head, tail):
+    text = head + body.replace("\n", " ") + tail
+    _timed(parse_toc, "# T\n\n" + text + "\n" + text + "\n")
+
+
+URL_ATOMS = ["/", ".", "..", "%2e", "%2E", "%2f", "%", "%41", "a", "docs", "?", "&", "=", "#", ";", "~", "//",
+             "\\", ":", "@", "%25", "%2e%2e", " "]
+url_paths = st.lists(st.sampled_from(URL_ATOMS), max_size=30).map("".join)
+
+
+@given(url_paths)
+def test_canonical_url_is_idempotent_and_scope_never_escapes_its_prefix(path):
+    url = "https://x.dev/docs/" + path
+    canonical = _timed(lambda u: canonical_url(u), url)
+    if canonical is None:
+        return
+    assert canonical_url(canonical) == canonical
+    scope = Scope("https://x.dev/docs/")
+    if scope.reason_excluded(canonical) is None:
+        from urllib.parse import urlsplit
+
+        segments = urlsplit(canonical).path.split("/")
+        assert ".." not in segments and "." not in segments
+        assert (urlsplit(canonical).path + "/").startswith("/docs/") or canonical == scope.root
+
+
+@given(st.sampled_from(URL_ATOMS), st.integers(min_value=1, max_value=5000))
+def test_url_handling_is_linear_on_long_runs(atom, n):
+    url = "https://x.dev/docs/" + atom * n
+    canonical = _timed(lambda u: canonical_url(u), url)
+    if canonical:
+        _timed(Scope("https://x.dev/docs/").reason_excluded, canonical)
+
+
+@given(st.text(max_size=300))
+def test_folder_names_are_safe_bounded_and_stable(title):
+    name = _timed(sanitize_folder_name, title)
+    assert name and name not in (".", "..")
+    assert not any(c in name for c in '<>:"/\\|?*') and not any(ord(c) < 32 or ord(c) == 127 for c in name)
+    assert len(name.encode("utf-8")) <= MAX_FOLDER_BYTES
+    assert name == name.strip()
+    assert sanitize_folder_name(name) == name
+    assert validate_page_name(name) == name
+    again = unique_folder_name(name, {name})
+    assert again != name and len(again.encode("utf-8")) <= MAX_FOLDER_BYTES
+
+
+@given(st.text(max_size=80))
+def test_accepted_set_names_are_visible_sets_and_never_globs(name):
+    try:
+        ok = validate_set_name(name)
+    except InputError:
+        return
+    assert ok.count("@") == 1 and not ok.startswith(".") and ok == ok.strip()
+    assert not any(c in ok for c in '*?[]/\\<>:"|') and ok.isprintable()
+
+
+@given(st.text(max_size=40))
+def test_page_names_never_leave_their_folder(name):
+    try:
+        ok = validate_page_name(name)
+    except InputError:
+        return
+    assert "/" not in ok and "\\" not in ok and ok not in (".", "..") and "\x00" not in ok
+
+
+QUERY_ATOMS = ["how do I", " ", "`", ".", "-", "--", "/", "\\", "()", "Error", "E", "a", "foo_bar", "fooBar",
+               "@", "#", "?", "'", '"', "1", "http://", "::", "ENOENT", "404", "*", "~"]
+
+
+@given(st.lists(st.sampled_from(QUERY_ATOMS), max_size=40).map("".join))
+def test_query_analyser_handles_any_query(query):
+    sets = [("Acme_Docs@1", None), ("Other@latest", {"source": "https://other.dev/docs"})]
+    if not query.strip():
+        return
+    _timed(lambda q: analyze(q, sets), query)
+
+
+@given(st.sampled_from(QUERY_ATOMS), st.integers(min_value=1, max_value=4000))
+def test_query_analyser_is_linear_on_long_runs(atom, n):
+    _timed(lambda q: analyze(q, [("Acme_Docs@1", None)]), "x " + atom * n + " y")
+
+
+@pytest.mark.parametrize("text", [" " * 6000 + "x", "".join("  " * i + "- item\n" for i in range(500)),
+                                  "## " + "`" * 20000, "## t" + " " * 20000 + "x #", "![" * 10000])
+def test_known_denial_of_service_inputs_stay_linear(text):
+    _check_sections("# Page\n\n" + text + "\n")
