@@ -34,7 +34,7 @@ PREAMBLE = "[overview / preamble]"
 
 def norm_heading(text: str) -> str:
     t = text.replace("\u2019", "'").replace("\u2018", "'").replace("\u201c", '"').replace("\u201d", '"')
-    t = re.sub(r"!?\[([^\]]*)\]\([^)]*\)", r"\1", t)
+    t = re.sub(r"!?\[([^\][]*)\]\([^)(]*\)", r"\1", t)
     t = re.sub(r"\\(.)", r"\1", t)
     t = re.sub(r"[`*_]", "", t)
     return " ".join(t.split()).casefold()
