@@ -88,6 +88,36 @@ def _set_is_corpus(set_name: str, corpus: str) -> bool:
     return set_name.split("@")[0].casefold() == corpus.casefold()
 
 
+def bind_corpora(queries: list[dict], docs_dir: Path) -> dict[str, str | None]:
+    """Which doc set holds each corpus of a corpus-aware file: the set named `<corpus>@...`,
+    else the set imported from a folder named like the corpus (its metadata's origins),
+    else none (labels then match by file and heading in any set). Returns the mapping and
+    rewrites the labels to name the set."""
+    from doc4llm.corpus.model import list_sets
+
+    sets = list_sets(docs_dir)
+    mapping: dict[str, str | None] = {}
+    for q in queries:
+        corpus = q.get("corpus")
+        if not corpus or corpus in mapping:
+            continue
+        names = {corpus.casefold(), str(q.get("corpus_folder") or "").rstrip("/").split("/")[-1].casefold()}
+        found = next((s.name for s in sets if s.name.split("@")[0].casefold() == corpus.casefold()), None)
+        if found is None:
+            for s in sets:
+                origins = {str(rec.get("origin") or "") for rec in (s.metadata.get("pages") or {}).values()
+                           if isinstance(rec, dict)}
+                if any(o.rstrip("/").split("/")[-1].casefold() in names for o in origins if o):
+                    found = s.name
+                    break
+        mapping[corpus] = found
+    for q in queries:
+        for lab in q["labels"]:
+            if lab.corpus:
+                lab.set_name, lab.corpus = mapping.get(lab.corpus), None
+    return mapping
+
+
 def _mdmem_label(spec: str, grade: int) -> Label:
     if "::" in spec:
         file, path = spec.split("::", 1)
@@ -124,6 +154,7 @@ def _parse_queries(data) -> list[dict]:
         return out
     items = data["queries"] if isinstance(data, dict) else data
     if isinstance(data, dict) and "corpora" in data:
+        folders = data.get("corpora") or {}
         for q in items:
             corpus = q.get("corpus")
             labels = [Label(e.get("heading"), 2, file=e["file"], corpus=corpus, heading_only=True)
@@ -132,6 +163,7 @@ def _parse_queries(data) -> list[dict]:
                              heading_only=True) for e in q.get("also_valid") or []]
             kind = q.get("kind") or ("no_answer" if not labels else "general")
             out.append({"query": q["query"], "kind": kind, "labels": labels, "corpus": corpus,
+                        "corpus_folder": folders.get(corpus) if isinstance(folders, dict) else None,
                         "id": q.get("id")})
         return out
     for q in items:
@@ -168,6 +200,7 @@ def roc_auc(pos: list[float], neg: list[float]) -> float | None:
 def run_eval(path: str | Path, *, docs_dir: Path, sets: list[str] | None = None, k: int = 5,
              strategy: str = "auto", embedder: str | None = None) -> dict:
     queries = load_queries(path)
+    bind_corpora(queries, Path(docs_dir))
     if (embedder or "").lower() != "none":
         # the numbers must not depend on how far an earlier run got with the vectors
         import sys

@@ -121,3 +121,37 @@ def test_a_bad_baseline_fails_before_the_run(docs, tmp_path, content):
     assert proc.returncode == 2, proc.stderr
     assert "baseline" in proc.stderr and "Traceback" not in proc.stderr
     assert proc.stdout == ""  # failed before scoring anything
+
+
+def test_corpus_aware_file_reports_per_corpus_and_finds_sets_by_name_or_origin(tmp_path):
+    """realdocs-dev's format: labels are file + own heading per corpus. A corpus is the set
+    named `<corpus>@...`, or the set imported from a folder of the corpus's name."""
+    from pathlib import Path
+
+    fixtures = Path(__file__).parent / "fixtures" / "realworld"
+    docs = tmp_path / "md_docs"
+    for folder, set_name in (("starlette", "Starlette@test"), ("npm", "NodePM@9")):
+        r = run_cli("import", fixtures / folder, "--set", set_name, "--docs-dir", docs)
+        assert r.returncode == 0, r.stderr
+    qfile = tmp_path / "queries.json"
+    qfile.write_text(json.dumps({
+        "corpora": {"starlette": "starlette", "npm": "npm"},
+        "queries": [
+            {"id": "s1", "corpus": "starlette", "kind": "identifier", "query": "url_path_for",
+             "expected": [{"file": "routing.md", "heading": "Reverse URL lookups"}]},
+            {"id": "s2", "corpus": "starlette", "kind": "concept", "query": "what is Starlette's routing table",
+             "expected": [{"file": "routing.md", "heading": None}]},
+            {"id": "n1", "corpus": "npm", "kind": "identifier", "query": "npm cache verify",
+             "expected": [{"file": "npm-cache.md", "heading": "Description"}],
+             "also_valid": [{"file": "npm-cache.md", "heading": "Synopsis"}]},
+            {"id": "n2", "corpus": "npm", "kind": "no_answer", "query": "HELIOS_REPLICATION_FACTOR", "expected": []},
+        ]}), encoding="utf-8")
+    proc = run_cli("eval", qfile, "--docs-dir", docs, "--embedder", "none", "--json", env=NO_EMBED, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    rep = json.loads(proc.stdout)
+    assert set(rep["by_corpus"]) == {"starlette", "npm"}
+    rows = {r["id"]: r for r in rep["queries"]}
+    assert rows["s1"]["top1"] and rows["n1"]["top3"], rows  # NodePM@9 found by its import folder
+    assert rows["s2"]["top3"], rows["s2"]  # heading null = the page's intro
+    assert rows["n2"]["abstained"]
+    assert rep["by_corpus"]["npm"]["no_answer_abstention"] == 1.0
