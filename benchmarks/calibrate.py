@@ -51,7 +51,8 @@ def collect(specs: list[list[str]]) -> list[dict]:
             rows.append({"corpus": name, "embedder": embedder or "default", "query": q["query"],
                          "kind": q["kind"], "answerable": bool(q["labels"]),
                          "right": bool(grades and grades[0] == 2), "features": feats,
-                         "capped": bool(cov.get("strong_absent") or cov.get("single_anchor"))})
+                         "capped": bool(cov.get("strong_absent") or cov.get("single_anchor")
+                                                   or cov.get("absent_names"))})
         searcher.close()
         print(f"collected {name} ({embedder or 'default'})", file=sys.stderr)
     return rows

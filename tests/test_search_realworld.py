@@ -88,3 +88,21 @@ def test_one_generic_word_does_not_answer_a_question_about_something_else(docs):
     res = search(docs, "PostgreSQL autovacuum tuning")
     assert res["abstained"], (res["confidence"], res["results"][:1])
     assert "autovacuum" in res["coverage"]["absent_from_docs"]
+
+
+def test_a_product_the_docs_never_name_is_not_answered(docs):
+    """A long question about a tool the docs never mention abstains (absent name rule),
+    even though its other words match plenty."""
+    res = search(docs, "bundle my starlette app into a single standalone executable with PyInstaller")
+    assert res["abstained"], (res["confidence"], res["results"][:1])
+    assert res["coverage"]["absent_names"] == ["PyInstaller"]
+    assert "PyInstaller" in res["confidence_explanation"]
+
+
+def test_an_everyday_word_the_docs_phrase_otherwise_is_no_anchor(docs):
+    """'afraid' is common English: the docs not using it proves nothing, so the single
+    anchor rule (which fires on this query when every absent word counts) stays off."""
+    res = search(docs, "my template rendering feels afraid")
+    assert "afraid" in res["coverage"]["absent_from_docs"]
+    assert not res["coverage"]["single_anchor"]
+    assert res["coverage"]["absent_names"] == []

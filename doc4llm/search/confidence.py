@@ -13,9 +13,13 @@ the three factors reported to users:
 - consistency: how many independent signals found the top result, and its margin over
   the second.
 
-One rule sits on top of the model: a code-shaped term (HELIOS_REPLICATION_FACTOR,
---enable-tls, maxItemErrors) that appears nowhere in the chosen doc sets caps
-confidence below the abstention threshold, because the docs cannot document what they never name.
+Rules sit on top of the model, each capping confidence below the abstention threshold,
+because the docs cannot document what they never name: a code-shaped term
+(HELIOS_REPLICATION_FACTOR, --enable-tls, maxItemErrors) in a short query that appears
+nowhere in the chosen doc sets; the query's most specific word written as a name
+(PyInstaller, Okta, environment.yml) that appears nowhere and is not in the top section
+(not for error messages, which quote text docs need not repeat); and, in large sets, an
+absent key word when the top section shares only one word with the question.
 """
 
 from __future__ import annotations
@@ -129,7 +133,8 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
             uncovered.append(kw)
             if df == 0:
                 nowhere.append(kw)
-                w_absent += w
+                # an everyday word the docs phrase otherwise is no sign they lack the topic
+                w_absent += 0.0 if _everyday(kw, qa) else w
     second = ranked[1].score if len(ranked) > 1 else top.score - 5.0
     pool = [c.score for c in ranked if c.feats] or [top.score]
     peak = max(pool)
@@ -153,11 +158,14 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
         "_matched_top1": float(matched_first + exact_first),
         "agree": float(len({f for f in top.found_by if f != "exact"})),
     }
-    key_absent = bool(key_missing) and any(k in nowhere for k in _most_specific(qa, conn, sets, n))
+    key_absent = bool(key_missing) and any(k in nowhere and not _everyday(k, qa)
+                                           for k in _most_specific(qa, conn, sets, n))
     single_anchor = (n >= ANCHOR_MIN_SECTIONS and n_words >= 3 and matched_first + exact_first <= 1
                      and key_absent)
+    absent_names = [w for w in nowhere if w in _most_specific(qa, conn, sets, n)
+                    and written_as_name(w, qa.raw)] if key_missing and qa.query_type != "error" else []
     report = {"covered": covered, "uncovered": uncovered, "absent_from_docs": nowhere,
-              "single_anchor": single_anchor,
+              "single_anchor": single_anchor, "absent_names": absent_names,
               "strong_absent": [t for t in nowhere if t in qa.terms and is_strong_identifier(t)
                                 and not _PATHLIKE.match(t)] if _names_only(qa) else []}
     return feats, report
@@ -168,6 +176,40 @@ _PATHLIKE = re.compile(r"^(\.{0,2}/|~/)")
 # of pages never mention most words of any question
 ANCHOR_MIN_SECTIONS = 200
 CAP_MAX_WORDS = 6  # a question this short that names an absent identifier is about it
+
+
+_FILE_NAME = re.compile(r"[A-Za-z0-9][\w\-]*\.[a-z]{2,5}")
+_EDGE_PUNCT = "\"'`()[]{},;:!?"
+
+
+def written_as_name(word: str, raw: str) -> bool:
+    """The query writes `word` as the name of a product, tool, language or file: capitalised
+    inside the sentence (Okta, Django, Chinese), with inner capitals (PyInstaller, DevOps),
+    a file name (environment.yml) or an extension (.proto). Docs that never mention such a
+    name cannot document it. Lower-case identifiers (camelCase), ALL-CAPS words (acronyms,
+    environment variables: other rules), paths and `key=value` text are not names here."""
+    want = word.casefold()
+    for i, tok in enumerate(raw.split()):
+        tok = tok.strip(_EDGE_PUNCT).rstrip(".")
+        bare = tok.lstrip(".")
+        if want not in (tok.casefold(), bare.casefold()) or any(ch in tok for ch in "/=\\"):
+            continue
+        if tok.startswith(".") and bare.isalnum() and len(bare) >= 2:
+            return True  # an extension
+        if _FILE_NAME.fullmatch(tok) and "." in tok:
+            return True
+        if not tok[:1].isupper() or tok.isupper():
+            continue
+        if i > 0 or any(a.islower() and b.isupper() for a, b in zip(tok, tok[1:])):
+            return True
+    return False
+
+
+def _everyday(word: str, qa: QueryAnalysis) -> bool:
+    """A common English word ("launched"), not a name: docs may simply phrase it otherwise."""
+    from doc4llm.search.english import is_common_word
+
+    return word not in qa.terms and is_common_word(word) and not written_as_name(word, qa.raw)
 
 
 def _names_only(qa: QueryAnalysis) -> bool:
@@ -230,7 +272,7 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
                        {"covered": [], "uncovered": qa.concepts, "absent_from_docs": []})
     feats, report = compute_features(searcher, qa, ranked, rows, sets)
     conf = 100.0 * probability(feats)
-    if report["strong_absent"] or report["single_anchor"]:  # always below the abstention threshold
+    if report["strong_absent"] or report["single_anchor"] or report["absent_names"]:  # always abstain
         conf = min(conf, ABSENT_TERM_CAP, ABSTAIN_BELOW - 1)
     conf_i = int(round(max(0.0, min(100.0, conf))))
     abstain = conf_i < ABSTAIN_BELOW
@@ -241,6 +283,8 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
     }
     if report["strong_absent"]:
         why = f"the docs never mention {', '.join(report['strong_absent'][:3])}"
+    elif report["absent_names"]:
+        why = f"the docs never mention {', '.join(report['absent_names'][:3])}"
     elif report["single_anchor"]:
         why = (f"the docs never mention {', '.join(report['absent_from_docs'][:2])}; the best match "
                "shares only one word with the question")

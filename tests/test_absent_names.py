@@ -1,0 +1,49 @@
+"""Which absent query words count as names (the absent-name abstention rule) and which as
+everyday English (never the anchor of the single-anchor rule)."""
+
+import pytest
+
+from doc4llm.search.confidence import written_as_name
+from doc4llm.search.english import is_common_word
+
+
+@pytest.mark.parametrize(("word", "query"), [
+    ("okta", "how do I set up single sign-on with Okta"),
+    ("PyInstaller", "bundle my project with PyInstaller"),
+    ("PyInstaller", "PyInstaller bundles: how?"),  # inner capitals count at the start too
+    ("environment.yml", "install packages using an environment.yml with uv"),
+    ("proto", "generate models from a protobuf .proto file"),
+    ("chinese", "change the interface language to Chinese."),
+    ("devops", "run it in an Azure DevOps pipeline"),
+])
+def test_names(word, query):
+    assert written_as_name(word, query)
+
+
+@pytest.mark.parametrize(("word", "query"), [
+    ("how", "How do I pin a version"),  # capitalised only because it starts the sentence
+    ("camelcase", "generate camelCase keys for every field"),  # an identifier, not a name
+    ("sla", "what uptime SLA does it guarantee"),  # ALL-CAPS: acronyms have other rules
+    ("./mytool", "launch it as ./mytool without the runner"),  # a path
+    ("virtual_env=venv", "warning: `VIRTUAL_ENV=venv` does not match"),
+    ("okta", "sign-on with okta"),  # written in lower case: no claim that it is a name
+    ("missing", "Okta is configured"),  # the word is not in the query at all
+])
+def test_not_names(word, query):
+    assert not written_as_name(word, query)
+
+
+def test_everyday_words_from_the_shipped_vocabulary():
+    for w in ("launched", "air", "editor", "Frozen"):
+        assert is_common_word(w), w
+    for w in ("telemetry", "pyinstaller", "autovacuum", "okta", "x"):
+        assert not is_common_word(w), w
+
+
+def test_hostile_query_is_linear():
+    import time
+
+    q = ("Aa." * 20000) + " " + ("( " * 20000)
+    t = time.process_time()
+    written_as_name("aa", q)
+    assert time.process_time() - t < 2.0
