@@ -200,7 +200,7 @@ def written_as_name(word: str, raw: str) -> bool:
             return True
         if not tok[:1].isupper() or tok.isupper():
             continue
-        if i > 0 or any(a.islower() and b.isupper() for a, b in zip(tok, tok[1:])):
+        if i > 0 or any(a.islower() and b.isupper() for a, b in zip(tok, tok[1:], strict=False)):
             return True
     return False
 
