@@ -2,7 +2,8 @@
 
 Pages are kept as written, headings included (the section scanner reads plain titles
 from them), except MkDocs admonitions and content tabs, rewritten line for line into
-quotes and labelled blocks so that their bodies read as text (see mkdocs_blocks.py)."""
+quotes and labelled blocks so that their bodies read as text (see mkdocs_blocks.py), and
+MDX pages' import/export statements and component tags (see mdx_blocks.py)."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from doc4llm.corpus.atomic import mostly_undecodable, read_text_lossy
 from doc4llm.corpus.sections import parse_page
 from doc4llm.corpus.writer import SetWriter
 from doc4llm.errors import InputError
+from doc4llm.ingest.mdx_blocks import rewrite_mdx
 from doc4llm.ingest.mkdocs_blocks import rewrite_mkdocs_blocks
 
-MARKDOWN_SUFFIXES = {".md", ".markdown"}
+MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv"}
 DEFAULT_MAX_BYTES = 20 * 1024 * 1024
 
@@ -121,7 +123,7 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
     summary = ImportSummary(set_name)
     if src.is_file():
         if src.suffix.lower() not in MARKDOWN_SUFFIXES:
-            raise InputError(f"{src.name} is not a markdown file (.md or .markdown)")
+            raise InputError(f"{src.name} is not a markdown file (.md, .markdown or .mdx)")
         if src.stat().st_size > max_bytes:
             raise InputError(f"{src.name} is larger than the {max_bytes // (1024 * 1024)} MB limit")
         root, files = src.parent, [src]
@@ -129,7 +131,7 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
         root, files = src, find_markdown_files(src, max_bytes, summary.skipped)
     if not files:
         skipped = "; ".join(f"{s['path']}: {s['reason']}" for s in summary.skipped[:5])
-        raise InputError(f"no markdown files (.md, .markdown) to import in {src}"
+        raise InputError(f"no markdown files (.md, .markdown, .mdx) to import in {src}"
                          + (f" (skipped {skipped})" if skipped else ""))
 
     writer = SetWriter(docs_dir, set_name, origin=f"import:{src}")
@@ -145,6 +147,8 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
             continue
         if lossy:
             summary.warnings.append(f"{rel}: not valid UTF-8, invalid bytes replaced")
+        if file.suffix.lower() == ".mdx":
+            text = rewrite_mdx(text)
         title, body = page_title_and_body(text, file.stem)
         body = rewrite_mkdocs_blocks(body)
         result = writer.write_page(title, body, source=rel, key=rel)
