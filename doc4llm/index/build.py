@@ -26,8 +26,11 @@ _HEADER_LINE = re.compile(r"^\s*(>\s*\*\*(Source|原文链接)\*\*\s*[:：].*|-{
 
 
 def own_text(text: str) -> str:
-    """A section's text without its heading line and the page header lines."""
-    lines = text.split("\n")
+    """A section's text without its heading line, the page header lines and HTML comment
+    blocks (invisible to readers; see corpus/comments.py)."""
+    from doc4llm.corpus.comments import blank_html_comments
+
+    lines = blank_html_comments(text).split("\n")
     if lines and lines[0].lstrip().startswith("#"):
         lines = lines[1:]
     return "\n".join(ln for ln in lines if not _HEADER_LINE.match(ln))

@@ -16,7 +16,8 @@ from pathlib import Path
 
 from doc4llm.corpus.paths import INDEX_DIRNAME
 
-FORMAT_VERSION = "5"  # 5: plain heading titles, attribute-list anchors, MkDocs blocks rewritten
+FORMAT_VERSION = "6"  # 5: plain heading titles, attribute-list anchors, MkDocs blocks rewritten
+# 6: HTML comment blocks left out of the indexed text
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);

@@ -149,6 +149,10 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     path_toks = set((row.get("tok_path") or "").split())
     body_toks = set((row.get("tok_body") or "").split())
 
+    own_title = row["title"] or ""
+    own_term = {tokens(t)[0] if tokens(t) else t: bool(term_pattern(t).search(own_title)) for t in qa.terms}
+    own_hits = {k: own_term[k] if k in own_term else k in head_toks for k in kws}
+
     def in_head(k: str) -> bool:  # a term is matched as written, a keyword by its stem
         return head_hits[k] if k in head_hits else (k in head_toks or k in path_toks)
 
@@ -166,8 +170,11 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
         f["wcoverage"] = sum(idf.get(k, 0.0) for k in kws if in_body(k) or in_head(k)) / total
         f["wheading"] = sum(idf.get(k, 0.0) for k in kws if in_head(k)) / total
         f["wbody"] = sum(idf.get(k, 0.0) for k in kws if in_body(k)) / total
+        # the section's own heading, not inherited from its ancestors: `fs.readFile(...)`
+        # itself, not its sub-section "File descriptors"
+        f["own_head"] = sum(idf.get(k, 0.0) for k in kws if own_hits[k]) / total
     else:
-        f["wcoverage"] = f["wheading"] = f["wbody"] = 0.0
+        f["wcoverage"] = f["wheading"] = f["wbody"] = f["own_head"] = 0.0
     page = page or {}
     f["page_match"] = (sum(1 for k in kws if k in page.get("title_toks", ())) / len(kws)) if kws else 0.0
     f["slug"] = 1.0 if query_key and (query_key in page.get("names", ()) or query_key == _alnum(row["title"] or "")) else 0.0
