@@ -71,3 +71,29 @@ def test_search_ignores_comment_text_and_finds_the_entry_itself(tmp_path):
     # the entry whose own heading names it, not its sub-section that inherits the name
     assert top["heading_path"][-1] == "fs.readFile(path[, options], callback)"
     assert "YAML" not in top["snippet"]
+
+
+def test_named_entry_and_own_heading_features():
+    """`fs.readFile` names the entry itself; its sub-section only inherits the name."""
+    from doc4llm.search.analyze import analyze
+    from doc4llm.search.features import candidate_features
+    from doc4llm.search.fusion import Candidate
+
+    qa = analyze("fs.readFile", [("node@test", None)])
+    assert qa.identifier_only
+
+    def row(title: str, path: list[str]) -> dict:
+        return {"title": title, "heading_path": path, "text": f"### {title}\n\nReads `fs.readFile` data.",
+                "tok_title": "", "tok_path": "", "tok_body": "", "words": 20, "level": len(path),
+                "content_type": "prose"}
+
+    entry = row("fs.readFile(path[, options], callback)", ["File system", "fs.readFile(path[, options], callback)"])
+    sub = row("File descriptors", [*entry["heading_path"], "File descriptors"])
+    idf = {"fs_readfile": 5.0}
+    fe = candidate_features(qa, Candidate(1), entry, None, None, False, "", idf)
+    fs = candidate_features(qa, Candidate(2), sub, None, None, False, "", idf)
+    assert fe["named_entry"] == 1.0 and fs["named_entry"] == 0.0
+    assert fe["own_head"] > fs["own_head"] == 0.0
+    assert fe["wheading"] == fs["wheading"]  # the whole heading path names both
+    long_q = analyze("how does fs.readFile handle file descriptors", [("node@test", None)])
+    assert candidate_features(long_q, Candidate(1), entry, None, None, False, "", idf)["named_entry"] == 0.0

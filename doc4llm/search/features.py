@@ -187,6 +187,9 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     f["depth"] = min(len(row["heading_path"]), 6) / 6.0
     f["length"] = min(1.0, math.log1p(words) / math.log(2000))
     f["changes"] = 1.0 if page.get("changes") and not asks_changes else 0.0
+    # a query that is only a name (`fs.readFile`) asks for the entry whose own heading is
+    # that name, not the sub-sections that inherit it in their path
+    f["named_entry"] = 1.0 if qa.identifier_only and qa.terms and all(own_term.values()) else 0.0
     return f
 
 
