@@ -117,13 +117,18 @@ def list_sets(docs_dir: Path) -> list[DocSet]:
 
 def select_sets(docs_dir: Path, patterns: list[str] | tuple[str, ...] | None) -> list[DocSet]:
     """`--set` values (exact names or globs, case-insensitive) -> sets; all when none given."""
+    return select_from(list_sets(docs_dir), patterns, docs_dir)
+
+
+def select_from(all_sets: list, patterns: list[str] | tuple[str, ...] | None, where: object = "") -> list:
+    """`select_sets` over given sets (anything with a `.name`: a stateless reader's sets
+    come from its index, not from folders)."""
     import fnmatch
 
     from doc4llm.errors import NotFoundError
 
-    all_sets = list_sets(docs_dir)
     if not patterns:
-        return all_sets
+        return list(all_sets)
     chosen: list[DocSet] = []
     for pat in patterns:
         validate_set_pattern(pat)
@@ -133,7 +138,7 @@ def select_sets(docs_dir: Path, patterns: list[str] | tuple[str, ...] | None) ->
         if not hits:
             names = [s.name for s in all_sets]
             raise NotFoundError(
-                f"no doc set matches {pat!r}" + ("" if names else f" (no doc sets in {docs_dir})"),
+                f"no doc set matches {pat!r}" + ("" if names else f" (no doc sets in {where})"),
                 candidates=names,
                 hint="doc4llm sets lists them; import one with doc4llm import PATH --set NAME@VER",
             )

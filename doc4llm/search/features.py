@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import math
 import re
-import sqlite3
 
 from doc4llm.index.tokenize import stem, tokens
 from doc4llm.search.analyze import QueryAnalysis
@@ -52,29 +51,24 @@ def _alnum(text: str) -> str:
     return re.sub(r"[^0-9a-z]", "", text.casefold())
 
 
-def page_facts(conn: sqlite3.Connection, page_ids: list[int]) -> dict[int, dict]:
+def page_facts(conn, page_ids: list[int]) -> dict[int, dict]:
     """{page id: {"changes": bool, "title_toks": set, "names": set}} (cached per page version)."""
     ids = sorted(set(page_ids))
     if not ids:
         return {}
-    marks = ",".join("?" * len(ids))
-    pages = conn.execute(f"SELECT id, title, page, source, sig FROM pages WHERE id IN ({marks})",
-                         ids).fetchall()
+    from doc4llm.index.backend import backend_of
+
+    index = backend_of(conn)
     out: dict[int, dict] = {}
     todo = []
-    for r in pages:
+    for r in index.pages(ids):
         key = (r["id"], r["sig"] or "")
         if key in _PAGE_CACHE:
             out[r["id"]] = _PAGE_CACHE[key]
         else:
             todo.append(r)
     if todo:
-        marks = ",".join("?" * len(todo))
-        heads: dict[int, list[str]] = {}
-        for pid, title in conn.execute(
-                f"SELECT page_id, title FROM sections WHERE page_id IN ({marks}) AND level > 1",
-                [r["id"] for r in todo]):
-            heads.setdefault(pid, []).append(title or "")
+        heads = index.page_headings([r["id"] for r in todo])
         if len(_PAGE_CACHE) > 20000:
             _PAGE_CACHE.clear()
         for r in todo:
@@ -122,7 +116,7 @@ def term_pattern(term: str) -> re.Pattern:
     return re.compile(r"(?<![\w\-])" + re.escape(t) + r"(?![\w\-])", re.I)
 
 
-def keyword_idf(conn: sqlite3.Connection, stems: list[str], sets: list[str]) -> dict[str, float]:
+def keyword_idf(conn, stems: list[str], sets: list[str]) -> dict[str, float]:
     """IDF of each keyword stem over the chosen sets' sections (cached FTS counts)."""
     from doc4llm.index.lexstats import doc_freq, section_count
 

@@ -21,16 +21,16 @@ def project_name(set_name: str) -> str:
 
 def site_of(searcher, set_name: str) -> str | None:
     """The documentation host of a set: its scrape root URL, else a page source URL."""
-    from doc4llm.index.build import set_summaries
+    from doc4llm.index.backend import backend_of
 
-    summary = set_summaries(searcher.conn, [set_name]).get(set_name) or {}
+    index = backend_of(searcher.conn)
+    summary = index.set_summaries([set_name]).get(set_name) or {}
     for origin in (summary.get("origins") or {}).values():
         if isinstance(origin, dict) and origin.get("root_url"):
             return urlsplit(origin["root_url"]).netloc or None
-    row = searcher.conn.execute(
-        "SELECT source FROM pages WHERE set_name=? AND source LIKE 'http%' LIMIT 1", (set_name,)).fetchone()
-    if row and row[0]:
-        return urlsplit(row[0]).netloc or None
+    source = index.web_source(set_name)
+    if source:
+        return urlsplit(source).netloc or None
     return None
 
 

@@ -151,9 +151,9 @@ def rank_once(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, timin
 def context_lines(conn, row: dict, window: int) -> list[int]:
     """Line range covering the section and `window` neighbouring sections on each side
     (type-aware expansion: concept questions get more surrounding prose)."""
-    lo, hi = conn.execute(
-        "SELECT min(start), max(end) FROM sections WHERE page_id=? AND idx BETWEEN ? AND ? AND level > 0",
-        (row["page_id"], row["idx"] - window, row["idx"] + window)).fetchone()
+    from doc4llm.index.backend import backend_of
+
+    lo, hi = backend_of(conn).line_span(row["page_id"], row["idx"] - window, row["idx"] + window)
     return [min(lo or row["start"], row["start"]), max(hi or row["end"], row["end"])]
 
 
