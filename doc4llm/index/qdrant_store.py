@@ -14,7 +14,7 @@ numbers as SQLite:
   for the grep levels (`tptoks` title+path tokens for L2, `ttoks` / `tpre` title tokens
   and 4-character prefixes for L1, `btoks` body tokens, `toks` all tokens, `slnames`
   code symbols), and three vectors: sparse `bm25` (FTS5's BM25 term weights, column
-  weights 6 / 2.5 / 1, k1 1.2, b 0.75), sparse `body` (body-only BM25 for L3.2), dense
+  weights 6 / 2.5 / 1, k1 1.2, b 0.75), sparse `bm25_body` (body-only BM25 for L3.2), dense
   `body` / `head` when the set has vectors.
 - BM25 = sparse dot product with FTS5's IDF carried by the query. The term weights
   depend on the mean section length of the whole index, which changes when any set
@@ -262,7 +262,7 @@ class Publisher:
         self.client.create_collection(
             name,
             vectors_config={k: models.VectorParams(size=d, distance=models.Distance.COSINE) for k, d in dims.items()},
-            sparse_vectors_config={"bm25": models.SparseVectorParams(), "body": models.SparseVectorParams()})
+            sparse_vectors_config={"bm25": models.SparseVectorParams(), "bm25_body": models.SparseVectorParams()})
         with warnings.catch_warnings():  # local mode ignores payload indexes (and says so)
             warnings.simplefilter("ignore")
             for field in ("type", "toks", "tptoks", "ttoks", "tpre", "btoks", "slnames"):
@@ -301,7 +301,7 @@ class Publisher:
             if have.get(sid) == h:
                 continue
             cols = (row["tok_title"] or "", row["tok_path"] or "", row["tok_body"] or "")
-            vector: dict = {"bm25": _sparse(cols, WEIGHTS, avgdl), "body": _sparse(cols, BODY_WEIGHTS, avgdl), **vecs}
+            vector: dict = {"bm25": _sparse(cols, WEIGHTS, avgdl), "bm25_body": _sparse(cols, BODY_WEIGHTS, avgdl), **vecs}
             points.append(models.PointStruct(id=sid, vector=vector, payload=payload))
             if len(points) >= BATCH:
                 self.client.upsert(target, points)
@@ -411,6 +411,7 @@ def mirror(conn: sqlite3.Connection, docs_dir, progress=None, rebuild: bool = Fa
     if where is None:
         return None
     from doc4llm.index.build import set_summaries
+    from doc4llm.index.vectors import pending_sections
 
     pub = Publisher(client_for(where))
     row = conn.execute("SELECT value FROM meta WHERE key=?", (EXPORT_KEY,)).fetchone()
@@ -437,8 +438,9 @@ def mirror(conn: sqlite3.Connection, docs_dir, progress=None, rebuild: bool = Fa
         dense, emb = _dense_vectors(docs_dir, conn, n)
         web = conn.execute("SELECT source FROM pages WHERE set_name=? AND source LIKE 'http%' LIMIT 1",
                            (n,)).fetchone()
+        pending = len(pending_sections(conn, n)) if emb else len(rows[n])
         meta = {"embedder": emb, "summary": summaries.get(n) or {}, "web_source": web[0] if web else None,
-                "stamp": stamps[n]}
+                "stamp": stamps[n], "pending": pending}
         out = pub.publish_set(n, rows[n], dense, avgdl, meta, rebuild=rebuild)
         written += out["upserted"] + out["deleted"]
         if progress:
@@ -569,7 +571,7 @@ class QdrantBackend:
 
     def body_rows(self, toks: list[str], sets: list[str], limit: int) -> list[tuple[int, str, str]]:
         return [(sid, p.get("tok_body") or "", p.get("text") or "")
-                for sid, _, p in self._ranked("body", "btoks", BODY_WEIGHTS, toks, sets, limit, ["tok_body", "text"])]
+                for sid, _, p in self._ranked("bm25_body", "btoks", BODY_WEIGHTS, toks, sets, limit, ["tok_body", "text"])]
 
     # -- filtered scans ----------------------------------------------------------------
     def _scan(self, sets: list[str], should: list, must: list, payload: list[str], limit: int) -> list:
@@ -681,9 +683,11 @@ class QdrantBackend:
 
     # -- vectors -----------------------------------------------------------------------
     def vector_state(self, set_name: str) -> tuple[str | None, float]:
-        """(embedder id, share of sections with vectors) of a published set."""
+        """(embedder id, share of sections embedded) of a published set, as the indexer
+        counted it (sections with no text to embed are not pending)."""
         rec = self.sets.get(set_name) or {}
-        return rec.get("embedder"), (rec.get("vectors", 0) / rec["sections"]) if rec.get("sections") else 0.0
+        n = rec.get("sections") or 0
+        return rec.get("embedder"), (1.0 - rec.get("pending", n) / n) if n else 1.0
 
     def vector_indexes(self, set_name: str, embedder_id: str | None) -> dict | None:
         """{kind: index} serving a set's vectors, shaped like the usearch indexes
