@@ -100,6 +100,8 @@ def test_symbols_summaries_and_sets(published):
     assert store.set_summaries(sets) == lite.set_summaries(sets)
     assert store.indexed_sets() == lite.indexed_sets()
     assert store.web_source(CLAUDE) == lite.web_source(CLAUDE)
+    for token in ("isn't", "don't", "settings.json", "pre-tool", "model"):  # FTS5 reads some as phrases
+        assert store.doc_freq(token, sets) == lite.doc_freq(token, sets), token
 
 
 def test_stateless_reader_gives_the_same_json(published, tmp_path, monkeypatch):
@@ -264,3 +266,11 @@ def test_search_takes_vectors_from_qdrant(tmp_path, monkeypatch):
         qdrant_store.close_all()
         server.shutdown()
         server.server_close()
+
+
+def test_api_key_comes_from_the_environment_and_is_never_recorded(monkeypatch):
+    monkeypatch.delenv("DOC4LLM_QDRANT_PATH", raising=False)
+    monkeypatch.setenv("DOC4LLM_QDRANT_URL", "http://qdrant.invalid:6333")
+    monkeypatch.setenv("DOC4LLM_QDRANT_API_KEY", "qk-test-not-a-real-key")
+    where = qdrant_store.configured()
+    assert where == {"url": "http://qdrant.invalid:6333"} and "qk-test" not in json.dumps(where)

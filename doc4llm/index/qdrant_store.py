@@ -74,6 +74,11 @@ def fts5_idf(n_docs: int, df: int) -> float:
     return idf if idf > 0 else 1e-6
 
 
+def fts_tokens(text: str) -> list[str]:
+    """How FTS5's unicode61 tokenizer (tokenchars '_') splits a query token."""
+    return re.findall(r"\w+", text.lower())
+
+
 def _tf(cols: tuple[str, str, str], weights: tuple[float, float, float]) -> tuple[Counter, int]:
     """(column-weighted term frequencies, section length in tokens) as FTS5 counts them."""
     tf: Counter = Counter()
@@ -531,7 +536,25 @@ class QdrantBackend:
     def doc_freq(self, token: str, sets: list[str]) -> int:
         if not token or not sets:
             return 0
-        return self._df("toks", token, [s for s in sets if s in self.sets])
+        sets = [s for s in sets if s in self.sets]
+        parts = fts_tokens(token)
+        if len(parts) <= 1:
+            return self._df("toks", parts[0] if parts else token, sets)
+        return self._phrase_df(parts, sets)
+
+    def _phrase_df(self, parts: list[str], sets: list[str]) -> int:
+        """FTS5 reads `"isn't"` as the phrase `isn t`: sections holding every part, the
+        parts adjacent in one column (checked on the stored token streams)."""
+        from qdrant_client import models
+
+        key = ("phrase", " ".join(parts), tuple(sorted(sets)))
+        if key not in self._counts:
+            must = [models.FieldCondition(key="toks", match=models.MatchValue(value=p)) for p in dict.fromkeys(parts)]
+            phrase = f" {' '.join(parts)} "
+            self._counts[key] = sum(
+                1 for p in self._scan(sets, [], must, ["tok_title", "tok_path", "tok_body"], 10**9)
+                if any(phrase in f" {p.payload.get(c) or ''} " for c in ("tok_title", "tok_path", "tok_body")))
+        return self._counts[key]
 
     # -- ranked levels ---------------------------------------------------------------
     def _ranked(self, using: str, field: str, weights: tuple, toks: list[str], sets: list[str],
