@@ -229,7 +229,7 @@ def _payload(row: dict) -> dict:
         "toks": sorted(set(title) | set(path) | set(body)), "tptoks": sorted(set(title) | set(path)),
         "ttoks": sorted(set(title)), "btoks": sorted(set(body)),
         "tpre": sorted({t[:PREFIX_CHARS] for t in title if len(t) >= PREFIX_CHARS}),
-        "slnames": sorted({s[0] for s in row["syms"]}),
+        "slnames": sorted({s[0] for s in row["syms"]}), "dl": len(title) + len(path) + len(body),
     })
     return p
 
@@ -619,14 +619,28 @@ class QdrantBackend:
         return models.FieldCondition(key=field, match=models.MatchAny(any=list(values)))
 
     def title_candidates(self, toks: list[str], prefixes: list[str], sets: list[str]) -> dict[int, str]:
-        from qdrant_client import models
-
+        """SQLite's order exactly: every heading matching a title token or prefix, ranked
+        by FTS5's title-only BM25 (each token and each prefix a phrase with its own IDF),
+        the best TITLE_CANDIDATES_MAX kept, then the page-level rows dropped. The order
+        matters: rapidfuzz breaks ties at its limit by it."""
         should = ([self._any("ttoks", toks)] if toks else []) + ([self._any("tpre", prefixes)] if prefixes else [])
         if not should or not sets:
             return {}
-        level = models.FieldCondition(key="level", range=models.Range(gt=0))
-        pts = self._scan(sets, should, [level], ["title"], TITLE_CANDIDATES_MAX)
-        return {int(p.id): ((p.payload or {}).get("title") or "").lower() for p in pts}
+        idf = {("t", t): fts5_idf(self.n_all, self._df("ttoks", t, self.sets)) for t in toks}
+        idf.update({("p", p): fts5_idf(self.n_all, self._df("tpre", p, self.sets)) for p in prefixes})
+        scored = []
+        for p in self._scan(sets, should, [], ["title", "level", "tok_title", "dl"], 10**9):
+            title = (p.payload.get("tok_title") or "").split()
+            dl = p.payload.get("dl") or 0
+            score = 0.0
+            for (kind, x), i in idf.items():
+                f = title.count(x) if kind == "t" else sum(1 for t in title if t.startswith(x))
+                if f:
+                    score += i * _saturate(f, dl, self.avgdl)
+            scored.append((-score, int(p.id), p.payload))
+        scored.sort(key=lambda x: (x[0], x[1]))
+        return {sid: (pl.get("title") or "").lower() for _, sid, pl in scored[:TITLE_CANDIDATES_MAX]
+                if (pl.get("level") or 0) > 0}
 
     def toc_rows(self, toks: list[str], sets: list[str], limit: int) -> list[tuple[int, str, str]]:
         toks = list(dict.fromkeys(t for t in toks if t))
@@ -641,7 +655,9 @@ class QdrantBackend:
         want = set(names)
         out = []
         for p in self._scan(sets, [], [self._any("slnames", names)], ["syms"], 10**9):
-            out.extend((int(p.id), a, b, kind) for lname, a, b, kind in p.payload.get("syms") or [] if lname in want)
+            # SQLite walks its lname index: by name, then in insertion order
+            hits = sorted((s for s in p.payload.get("syms") or [] if s[0] in want), key=lambda s: s[0])
+            out.extend((int(p.id), a, b, kind) for _, a, b, kind in hits)
         return out
 
     # -- rows --------------------------------------------------------------------------
