@@ -185,7 +185,9 @@ def test_rebuild_switches_the_alias_and_a_vanished_set_is_dropped(tmp_path, monk
         want = _search(docs, QUERIES[:3])
         qdrant_store.mirror(conn, docs, rebuild=True)
         assert {a.alias_name: a.collection_name for a in client.get_aliases().aliases}[alias] == f"{alias}_v2"
-        assert not client.collection_exists(f"{alias}_v1")
+        assert client.collection_exists(f"{alias}_v1")  # kept for queries in flight
+        qdrant_store.mirror(conn, docs, rebuild=True)
+        assert not client.collection_exists(f"{alias}_v1") and client.collection_exists(f"{alias}_v2")
         assert _search(tmp_path / "reader", QUERIES[:3]) == want
         shutil.rmtree(docs / OPENCODE)
         conn, _ = build.sync(docs, conn=conn)

@@ -288,7 +288,8 @@ class Publisher:
         drift = bool(old) and abs(old["avgdl"] / index_avgdl - 1.0) > REPIN_DRIFT
         fresh = rebuild or drift or live is None or not old or old.get("dims") != dims
         avgdl = index_avgdl if fresh else old["avgdl"]
-        target = f"{alias}_v{(old or {}).get('version', 0) + 1}" if fresh else live
+        version = max([(old or {}).get("version", 0), *self._versions(alias)]) + (1 if fresh else 0)
+        target = f"{alias}_v{version}" if fresh else live
         if fresh:
             if self.client.collection_exists(target):
                 self.client.delete_collection(target)
@@ -321,15 +322,22 @@ class Publisher:
         tokens = sum(len((r["tok_title"] or "").split()) + len((r["tok_path"] or "").split())
                      + len((r["tok_body"] or "").split()) for r in rows)
         record = {**meta, "set": set_name, "alias": alias, "collection": target,
-                  "version": (old or {}).get("version", 0) + (1 if fresh else 0), "sections": len(rows),
+                  "version": version if fresh else old["version"], "sections": len(rows),
                   "tokens": tokens, "avgdl": avgdl, "dims": dims,
                   "vectors": sum(1 for r in rows if any(int(r["id"]) in dense[k] for k in dims))}
         if fresh:
             self._switch_alias(alias, target, live)
         self._write_record(record)
-        if fresh and live is not None and live != target:
-            self.client.delete_collection(live)  # readers resolve the alias per query
+        if fresh:  # keep the version just replaced (a query in flight may still read it)
+            for v in self._versions(alias):
+                if v < version - 1:
+                    self.client.delete_collection(f"{alias}_v{v}")
         return {"upserted": upserted, "deleted": len(gone), "rebuilt": fresh}
+
+    def _versions(self, alias: str) -> list[int]:
+        """Version numbers of the set's collections that exist."""
+        pat = re.compile(re.escape(alias) + r"_v(\d+)$")
+        return [int(m.group(1)) for c in self.client.get_collections().collections if (m := pat.match(c.name))]
 
     def _aliased(self, alias: str) -> str | None:
         for a in self.client.get_aliases().aliases:
@@ -355,18 +363,18 @@ class Publisher:
 
     def drop_set(self, set_name: str) -> bool:
         """Remove a set: its manifest record first (readers stop choosing it), then its
-        alias and collection."""
+        alias and every version of its collection."""
         from qdrant_client import models
 
         rec = self.records().get(set_name)
         if rec is None:
             return False
         self.client.delete(self.manifest, points_selector=models.PointIdsList(points=[_set_point_id(set_name)]))
-        live = self._aliased(rec["alias"])
-        if live is not None:
+        if self._aliased(rec["alias"]) is not None:
             self.client.update_collection_aliases(change_aliases_operations=[
                 models.DeleteAliasOperation(delete_alias=models.DeleteAlias(alias_name=rec["alias"]))])
-            self.client.delete_collection(live)
+        for v in self._versions(rec["alias"]):
+            self.client.delete_collection(f"{rec['alias']}_v{v}")
         return True
 
 
