@@ -19,16 +19,18 @@ numbers as SQLite:
 - BM25 = sparse dot product with FTS5's IDF carried by the query. The term weights
   depend on the mean section length of the whole index, which changes when any set
   changes; each set records the mean it was built with (`avgdl`), and when it differs
-  from today's, candidates are fetched with a margin and rescored exactly from their
-  stored tokens, so the scores stay FTS5's without rewriting the other sets (a set is
-  rebuilt once its mean is more than REPIN_DRIFT away).
+  from today's, twice the candidates are fetched and rescored exactly from their stored
+  tokens, so the scores stay FTS5's without rewriting the other sets (the candidate list
+  is then near-exact: a small drift of the length normalisation reorders few sections;
+  a set is rebuilt once its mean is more than REPIN_DRIFT away).
 
 Updates are incremental: each point carries a hash of its payload and vectors; only
 changed points are upserted and vanished ones deleted, in the live collection. A first
 export, a change of vector kinds or dimensions, `rebuild=True` or a drifted mean builds
 version N+1 in a new collection and then switches the alias in one atomic operation
 (`update_collection_aliases`, which local mode supports too); readers resolve aliases per
-query, so they see version N or N+1, never a half-built one.
+query, so they see version N or N+1, never a half-built one; version N is deleted by the
+next rebuild (a grace period for queries in flight).
 
 Selection: `index.backend: qdrant` in doc4llm.yaml, or `DOC4LLM_QDRANT_URL` (a server or
 cluster; API key from `DOC4LLM_QDRANT_API_KEY`) / `DOC4LLM_QDRANT_PATH` (qdrant-client's
