@@ -15,6 +15,7 @@ build rate is measured on a --vec-sample section sample and extrapolated (said s
 
     python benchmarks/scale_bench.py                          # 10k, 30k, 100k sections
     python benchmarks/scale_bench.py --sizes 2000,10000 --vec-sample 0
+    python benchmarks/scale_bench.py --sizes 100000 --keep DIR --reuse-index --vectors 100000
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import os
 import random
 import re
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -169,22 +171,55 @@ def make_queries(pool_pages: list, pages: int, n: int, seed: int) -> list[str]:
     return qs
 
 
-def in_process(docs: Path, queries: list[str], reps: int) -> tuple[float, list[float], list[float], float]:
+def in_process(docs: Path, queries: list[str], reps: int, embedder: str = "none",
+               env: dict | None = None) -> tuple[float, list[float], list[float], float]:
     """Run in a child process so each size's memory and caches start clean."""
     code = (
         "import json,sys,time\nfrom doc4llm.search.engine import Searcher\n"
-        "qs=json.loads(sys.argv[2]);t=time.perf_counter();s=Searcher(sys.argv[1],embedder='none',quiet=True)\n"
+        f"qs=json.loads(sys.argv[2]);t=time.perf_counter();s=Searcher(sys.argv[1],embedder={embedder!r},quiet=True)\n"
         "s.search(qs[0]);first=(time.perf_counter()-t)*1000;ts=[];cs=[]\n"
         f"for _ in range({reps}):\n"
         "  for q in qs:\n    t=time.perf_counter();c=time.process_time();s.search(q)\n"
         "    ts.append((time.perf_counter()-t)*1000);cs.append((time.process_time()-c)*1000)\n"
         "print(json.dumps([first,ts,cs]))\n")
-    r = run_timed([sys.executable, "-c", code, str(docs), json.dumps(queries)], env=LEX)
+    r = run_timed([sys.executable, "-c", code, str(docs), json.dumps(queries)], env=env or LEX)
     if r.rc != 0:
         print(f"<!-- in-process failed: {r.stderr[-400:]!r} -->", file=sys.stderr)
         return float("nan"), [float("nan")], [float("nan")], r.maxrss_mb
     first, ts, cs = json.loads(r.stdout)
     return first, ts, cs, r.maxrss_mb
+
+
+def vector_build(docs: Path, queries: list[str], reps: int, proc_queries: int) -> None:
+    """Build the default embedder's vectors for an indexed docs dir (progress to a log next
+    to it), then time searches that use them: warm in-process and new process."""
+    log = docs.parent / f"{docs.name}.vectors.log"
+    t_load = load()
+    with open(log, "w") as err, tempfile.TemporaryFile("w+") as out:
+        t0 = time.perf_counter()
+        proc = subprocess.Popen([sys.executable, "-m", "doc4llm", "index", "--docs-dir", str(docs), "--json"],
+                                env=VEC, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        _, status, ru = os.wait4(proc.pid, 0)  # CPU of the workers too: they are reaped by the child
+        wall = time.perf_counter() - t0
+        out.seek(0)
+        rep = json.loads(out.read() or "{}") if os.waitstatus_to_exitcode(status) == 0 else {}
+    n = sum(rep.get("vectors", {}).values())
+    cpu = ru.ru_utime + ru.ru_stime
+    print(f"## Vectors ({docs.name}, measured)\n\n`doc4llm index` embedded {n:,} sections ({rep.get('embedder')}) "
+          f"in {wall / 60:.1f} min wall / {cpu / 60:.1f} min CPU (peak RSS {ru.ru_maxrss / 1024:.0f} MB; start "
+          f"{t_load}, end {load()}; progress in {log}): {n / wall:.0f} sections/s wall, {n / cpu:.0f} per CPU-second.\n")
+    if not n:
+        print(f"<!-- vector build failed, see {log} -->", file=sys.stderr)
+        return
+    t_load = load()
+    first, ts, cs, rss = in_process(docs, queries, reps, embedder="minilm", env=VEC)
+    procs = [run_timed([sys.executable, "-m", "doc4llm", "search", "--docs-dir", str(docs), "--", q], env=VEC)
+             for q in queries[:proc_queries]]
+    print(table(["sections", "in-proc first query ms", "in-proc wall p50 ms", "in-proc wall p95 ms",
+                 "in-proc cpu p50 ms", "in-proc cpu p95 ms", "in-proc peak RSS MB", "new proc wall p50 ms",
+                 "new proc cpu p50 ms", "load at start"],
+                [[n, first, pct(ts, 50), pct(ts, 95), pct(cs, 50), pct(cs, 95), rss,
+                  pct([p.wall_ms for p in procs], 50), pct([p.cpu_ms for p in procs], 50), t_load]]) + "\n")
 
 
 def main() -> None:
@@ -200,6 +235,9 @@ def main() -> None:
     ap.add_argument("--keep", type=Path, default=None, help="Work in this folder and keep it.")
     ap.add_argument("--reuse-index", action="store_true",
                     help="With --keep: query the docs dirs indexed by an earlier run (no re-index).")
+    ap.add_argument("--vectors", type=int, default=0, metavar="SIZE",
+                    help="After the lexical runs: build the default embedder's vectors for this size "
+                         "(one of --sizes) with `doc4llm index` and time searches with them.")
     args = ap.parse_args()
     sizes = sorted(int(s) for s in args.sizes.split(","))
     max_pages = -(-sizes[-1] // SECTIONS_PER_PAGE)
@@ -284,6 +322,9 @@ def main() -> None:
               f"x{b[9] / a[9]:.1f}, index peak RSS x{b[7] / a[7]:.1f}, no-change re-index cpu x{b[11] / a[11]:.1f}, "
               f"in-proc query cpu p50 x{qb[4] / qa[4]:.1f}, new-process cpu p50 x{qb[9] / qa[9]:.1f}, "
               f"search peak RSS x{qb[11] / qa[11]:.1f}. (x1 = flat, x{f:.1f} = linear.)\n")
+
+    if args.vectors:
+        vector_build(work / f"docs_{args.vectors}", queries, args.reps, args.proc_queries)
 
     if args.vec_sample:
         docs = work / "vec_sample"

@@ -143,3 +143,15 @@ def test_wrong_import_order_is_an_error_not_a_crash():
 def test_vec_band_is_a_property_of_the_embedder():
     emb = MiniLMEmbedder()
     assert 0.0 <= emb.vec_floor < emb.vec_ceil <= 1.0
+
+
+def test_worker_processes_give_the_same_vectors_in_order(mini):
+    """A large `doc4llm index` embeds on one process per core; each worker runs one thread
+    like the search's query embedder, so the vectors are the ones a single process makes."""
+    chunks = [[f"Section {i} explains rolling back deployment {i}.", "Hooks > Configuration"] for i in range(5)]
+    parallel = list(MiniLMEmbedder(threads=2).embed_chunks(iter(chunks)))
+    assert len(parallel) == len(chunks)
+    for texts, got in zip(chunks, parallel, strict=True):
+        np.testing.assert_array_equal(got, mini.embed_passages(texts))
+    sequential = list(MiniLMEmbedder(threads=1).embed_chunks(iter(chunks[:2])))
+    np.testing.assert_array_equal(sequential[1], parallel[1])

@@ -9,6 +9,7 @@ import json
 import shutil
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 from conftest import run_cli
@@ -166,3 +167,44 @@ def test_small_sets_search_a_matrix_copy_that_ranks_like_usearch(tmp_path):
         assert [sid for sid, _ in a] == [sid for sid, _ in b]
         assert np.allclose([s for _, s in a], [s for _, s in b], atol=5e-3)  # float16 copy
     conn.close()
+
+
+def test_a_large_build_on_worker_processes_stores_the_same_vectors(tmp_path):
+    """Past PARALLEL_MIN_SECTIONS `doc4llm index` embeds minilm on one process per core;
+    the stored vectors equal a one-process build's, section by section. (A child process:
+    onnxruntime must be imported before usearch, which earlier tests here load.)"""
+    import subprocess
+    import sys
+
+    code = f"""
+import sys
+from doc4llm.index.embed_onnx import import_runtime, MiniLMEmbedder
+import_runtime()
+import numpy as np
+sys.path.insert(0, {str(Path(__file__).parent)!r})
+from test_index_vectors import SET, make_tiny
+from doc4llm.index import vectors
+from doc4llm.index.service import build_index
+from doc4llm.index.store import open_store
+from pathlib import Path
+got = {{}}
+for name, threads, minimum in (("parallel", 2, 1), ("single", 1, 10**9)):
+    docs = Path({str(tmp_path)!r}) / name
+    make_tiny(docs)
+    build_index(docs, vectors=False)
+    vectors.PARALLEL_MIN_SECTIONS = minimum
+    conn = open_store(docs)
+    emb = MiniLMEmbedder(threads=threads)
+    assert vectors.build_vectors(docs, conn, SET, emb, batch=2) >= 3
+    idx = vectors.load_indexes(docs, conn, SET, emb.id, for_update=True)
+    keys = sorted(int(k) for k in idx["body"].keys)
+    got[name] = [keys] + [np.asarray(idx[k].get(np.asarray(keys, dtype=np.uint64))) for k in ("body", "head")]
+    conn.close()
+assert got["parallel"][0] == got["single"][0]
+for i in (1, 2):
+    np.testing.assert_array_equal(got["parallel"][i], got["single"][i])
+print("same")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-800:]
+    assert out.stdout.strip() == "same"

@@ -25,6 +25,9 @@ from doc4llm.index.store import index_dir
 BODY_WORDS = 220  # words of section text embedded with its heading path
 KINDS = ("body", "head")
 MIN_WORDS = 5  # sections with less own text (container headings) get no vectors
+# a build of at least this many sections may embed on worker processes (one per core);
+# their start (~1 s each) would dominate a smaller one
+PARALLEL_MIN_SECTIONS = 2000
 
 
 def _set_key(set_name: str) -> str:
@@ -83,6 +86,10 @@ def _new_index(dim: int, embedder_id: str = ""):
 # per kind, usearch restores in ~2 ms and answers in ~2 ms after a one-off ~45 ms CPU
 # import; at 50k the matrix is 10 ms a query and 100k 18 ms, HNSW stays at ~2 ms.
 BRUTE_FORCE_MAX = 20_000
+# ...and when the sets a search reads hold more than BRUTE_FORCE_MAX vectors together, every
+# set of at least this many goes to HNSW too: 5 sets of 20k cost 5 matrix scans a kind
+# (~7 ms each) where HNSW answers each in ~2 ms; smaller sets stay cheaper as a matrix
+HNSW_SET_MIN = 5_000
 
 
 class MatrixIndex:
@@ -186,9 +193,11 @@ def _verified_bytes(path: Path, sums: dict[str, str] | None) -> bytes:
 
 
 def load_indexes(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedder_id: str,
-                 for_update: bool = False) -> dict | None:
+                 for_update: bool = False, searched_total: int = 0) -> dict | None:
     """The current vector files of a set (usearch, memory-mapped; or the matrix copy for
     small sets when only searching), or None when there are none usable.
+
+    `searched_total`: vectors of all the sets the search reads (see HNSW_SET_MIN).
 
     Files are checked against their recorded checksums as they are read; a mismatch
     raises CorruptVectors (callers report it: search goes lexical, a build starts over)."""
@@ -200,7 +209,8 @@ def load_indexes(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedd
     if not for_update:
         n = conn.execute("SELECT count(*) FROM vec_done WHERE set_name=?", (set_name,)).fetchone()[0]
         mats = matrix_paths(docs_dir, set_name, row["generation"])
-        if n <= BRUTE_FORCE_MAX and all(p.is_file() for p in mats.values()):
+        small = n <= BRUTE_FORCE_MAX and (searched_total <= BRUTE_FORCE_MAX or n < HNSW_SET_MIN)
+        if small and all(p.is_file() for p in mats.values()):
             try:
                 return {k: MatrixIndex(_verified_bytes(p, sums)) for k, p in mats.items()}
             except CorruptVectors:
@@ -321,25 +331,36 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
     unsaved.extend(empty)
     done += len(empty)
     todo = [r for r in todo if (r["words"] or 0) >= MIN_WORDS]
-    for i in range(0, len(todo), batch):
-        chunk = todo[i : i + batch]
+    chunks = [todo[i : i + batch] for i in range(0, len(todo), batch)]
+
+    def texts(chunk: list[sqlite3.Row]) -> list[str]:
+        """The chunk's body texts, then its heading labels: one job, two vectors a section."""
         paths = [json.loads(r["heading_path"]) for r in chunk]
-        labels = [heading_label(r["page_title"], p) for r, p in zip(chunk, paths, strict=True)]
-        body = embedder.embed_passages([body_text(r["page_title"], p, r["text"], words)
-                                        for r, p in zip(chunk, paths, strict=True)])
-        head = embedder.embed_passages(labels)
-        keys = np.array([r["id"] for r in chunk], dtype=np.uint64)
-        _remove_sections(indexes, [int(k) for k in keys])
-        indexes["body"].add(keys, np.asarray(body, dtype=np.float32))
-        indexes["head"].add(keys, np.asarray(head, dtype=np.float32))
-        unsaved.extend(int(k) for k in keys)
-        done += len(chunk)
-        if progress:
-            progress(f"{set_name}: embedded {done}/{total} sections")
-        if time.monotonic() - last_save > save_every_s:
-            save()
-        if time_budget_s is not None and time.monotonic() - t0 > time_budget_s:
-            break
+        return [*(body_text(r["page_title"], p, r["text"], words) for r, p in zip(chunk, paths, strict=True)),
+                *(heading_label(r["page_title"], p) for r, p in zip(chunk, paths, strict=True))]
+
+    jobs = (texts(c) for c in chunks)
+    if time_budget_s is None and len(todo) >= PARALLEL_MIN_SECTIONS and hasattr(embedder, "embed_chunks"):
+        vectors = embedder.embed_chunks(jobs)  # worker processes (embed_onnx.py)
+    else:
+        vectors = (embedder.embed_passages(t) for t in jobs)
+    try:
+        for chunk, both in zip(chunks, vectors):  # noqa: B905 (stopping early stops the workers)
+            body, head = both[: len(chunk)], both[len(chunk) :]
+            keys = np.array([r["id"] for r in chunk], dtype=np.uint64)
+            _remove_sections(indexes, [int(k) for k in keys])
+            indexes["body"].add(keys, np.asarray(body, dtype=np.float32))
+            indexes["head"].add(keys, np.asarray(head, dtype=np.float32))
+            unsaved.extend(int(k) for k in keys)
+            done += len(chunk)
+            if progress:
+                progress(f"{set_name}: embedded {done}/{total} sections")
+            if time.monotonic() - last_save > save_every_s:
+                save()
+            if time_budget_s is not None and time.monotonic() - t0 > time_budget_s:
+                break
+    finally:
+        vectors.close()  # a parallel build stops its workers here
     missing_matrix = not all(p.is_file() for p in matrix_paths(docs_dir, set_name, generation).values())
     missing_sums = not sums_path(docs_dir, set_name, generation).is_file()
     if unsaved or not generation or (row and row["embedder"] != embedder.id) or missing_matrix or missing_sums:

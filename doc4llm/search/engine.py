@@ -124,6 +124,7 @@ class Searcher:
         from doc4llm.index.vectors import CorruptVectors, load_indexes, pending_sections
 
         self._embed_deadline = time.monotonic() + AUTO_EMBED_BUDGET_S  # shared by the sets
+        searched: int | None = None  # vectors of all these sets, read once a set needs loading
         for name in set_names:
             if name in self._vectors and name not in self._partial:
                 continue
@@ -144,9 +145,14 @@ class Searcher:
                 self.log(f"{name}: {len(pending)} sections have no vectors yet; they are embedded by later "
                          "searches or at once by `doc4llm index` (lexical levels answer meanwhile)")
             self._synced.add(name)
+            if searched is None:
+                marks = ",".join("?" * len(set_names))
+                searched = self._conn.execute(f"SELECT count(*) FROM vec_done WHERE set_name IN ({marks})",
+                                              set_names).fetchone()[0]
             try:
                 idx = (self._index.vector_indexes(name, emb_id) if self._index is not None and emb_id else None) \
-                    or (load_indexes(self.docs_dir, self._conn, name, emb_id) if emb_id else None)
+                    or (load_indexes(self.docs_dir, self._conn, name, emb_id, searched_total=searched)
+                        if emb_id else None)
             except CorruptVectors as exc:
                 idx = None
                 if name not in self.vector_state or self.vector_state[name].get("problem") != str(exc):
