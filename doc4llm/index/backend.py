@@ -22,6 +22,9 @@ import sqlite3
 from typing import Protocol
 
 from doc4llm.index import lexstats
+from doc4llm.index.topk import fts_or, top_bm25
+
+BM25_WEIGHTS = (6.0, 2.5, 1.0)  # title, heading path, body
 
 TITLE_CANDIDATES_MAX = 1500  # titles scored per query at most (best FTS title matches first)
 
@@ -73,14 +76,6 @@ def backend_of(conn) -> IndexBackend:
     return SqliteBackend(conn) if isinstance(conn, sqlite3.Connection) else conn
 
 
-def fts_or(query_tokens: list[str], column: str | None = None) -> str:
-    uniq = list(dict.fromkeys(t for t in query_tokens if t))
-    body = " OR ".join('"' + t.replace('"', "") + '"' for t in uniq)
-    if not body:
-        return ""
-    return f"{{{column}}} : ({body})" if column else body
-
-
 class SqliteBackend:
     """The embedded index: SQLite FTS5 (`sec_fts`: tokenised title, path, body)."""
 
@@ -107,15 +102,11 @@ class SqliteBackend:
         return lexstats.doc_freq(self.conn, token, sets)
 
     def bm25(self, toks: list[str], sets: list[str], limit: int) -> dict[int, float]:
-        expr = fts_or(toks)
-        if not expr or not sets:
+        """FTS5's BM25; past WORK_ROWS matches, common words only re-score (index/topk.py)."""
+        if not fts_or(toks) or not sets:
             return {}
         join, where, params = self._scope(sets)
-        rows = self.conn.execute(
-            f"SELECT sec_fts.rowid, -bm25(sec_fts, 6.0, 2.5, 1.0) AS score FROM sec_fts{join}"
-            f" WHERE sec_fts MATCH ?{where} ORDER BY bm25(sec_fts, 6.0, 2.5, 1.0) LIMIT ?",
-            [expr, *params, limit]).fetchall()
-        return {r[0]: float(r[1]) for r in rows}
+        return {sid: -r for sid, r in top_bm25(self.conn, toks, BM25_WEIGHTS, limit, None, join, where, params)}
 
     def title_candidates(self, toks: list[str], prefixes: list[str], sets: list[str]) -> dict[int, str]:
         parts = ['"' + t.replace('"', "") + '"' for t in toks] + [f'"{p}" *' for p in prefixes]
@@ -140,15 +131,16 @@ class SqliteBackend:
             f" WHERE sec_fts MATCH ?{where} LIMIT ?", [expr, *params, limit]).fetchall()]
 
     def body_rows(self, toks: list[str], sets: list[str], limit: int) -> list[tuple[int, str, str]]:
-        expr = fts_or(toks, "body")
-        if not expr or not sets:
+        if not fts_or(toks, "body") or not sets:
             return []
         join, where, params = self._scope(sets)
-        return [tuple(r) for r in self.conn.execute(
-            f"SELECT x.id, g.body, x.text FROM (SELECT sec_fts.rowid AS id, bm25(sec_fts, 0.0, 0.0, 1.0) AS r"
-            f" FROM sec_fts{join} WHERE sec_fts MATCH ?{where} ORDER BY r LIMIT ?) f"
-            f" JOIN sections x ON x.id = f.id JOIN sec_fts g ON g.rowid = f.id ORDER BY f.r",
-            [expr, *params, limit]).fetchall()]
+        ranked = [sid for sid, _ in top_bm25(self.conn, toks, (0.0, 0.0, 1.0), limit, "body", join, where, params)]
+        if not ranked:
+            return []
+        found = {r[0]: r for r in self.conn.execute(
+            f"SELECT x.id, g.body, x.text FROM sections x JOIN sec_fts g ON g.rowid = x.id"
+            f" WHERE x.id IN ({','.join('?' * len(ranked))})", ranked)}
+        return [tuple(found[sid]) for sid in ranked if sid in found]  # best BM25 first, as before
 
     def symbol_rows(self, names: list[str], sets: list[str]) -> list[tuple[int, int, int, str]]:
         if not names or not sets:
