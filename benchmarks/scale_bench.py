@@ -207,8 +207,9 @@ def vector_build(docs: Path, queries: list[str], reps: int, proc_queries: int) -
     cpu = ru.ru_utime + ru.ru_stime
     print(f"## Vectors ({docs.name}, measured)\n\n`doc4llm index` embedded {n:,} sections ({rep.get('embedder')}) "
           f"in {wall / 60:.1f} min wall / {cpu / 60:.1f} min CPU (peak RSS {ru.ru_maxrss / 1024:.0f} MB; start "
-          f"{t_load}, end {load()}; progress in {log}): {n / wall:.0f} sections/s wall, {n / cpu:.0f} per CPU-second.\n")
-    if not n:
+          f"{t_load}, end {load()}; progress in {log}): {n / wall:.0f} sections/s wall, {n / cpu:.0f} per CPU-second"
+          f"{' (0: the vectors were built by an earlier run)' if not n else ''}.\n")
+    if not rep:
         print(f"<!-- vector build failed, see {log} -->", file=sys.stderr)
         return
     t_load = load()

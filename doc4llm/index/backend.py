@@ -22,7 +22,7 @@ import sqlite3
 from typing import Protocol
 
 from doc4llm.index import lexstats
-from doc4llm.index.topk import fts_or, top_bm25
+from doc4llm.index.topk import fts_or, stored_tokens, top_bm25
 
 BM25_WEIGHTS = (6.0, 2.5, 1.0)  # title, heading path, body
 
@@ -137,10 +137,11 @@ class SqliteBackend:
         ranked = [sid for sid, _ in top_bm25(self.conn, toks, (0.0, 0.0, 1.0), limit, "body", join, where, params)]
         if not ranked:
             return []
-        found = {r[0]: r for r in self.conn.execute(
-            f"SELECT x.id, g.body, x.text FROM sections x JOIN sec_fts g ON g.rowid = x.id"
-            f" WHERE x.id IN ({','.join('?' * len(ranked))})", ranked)}
-        return [tuple(found[sid]) for sid in ranked if sid in found]  # best BM25 first, as before
+        bodies = stored_tokens(self.conn, ranked, "body")
+        texts = dict(self.conn.execute(
+            f"SELECT id, text FROM sections WHERE id IN ({','.join('?' * len(ranked))})", ranked).fetchall())
+        # best BM25 first, as before
+        return [(sid, bodies[sid], texts[sid] or "") for sid in ranked if sid in bodies and sid in texts]
 
     def symbol_rows(self, names: list[str], sets: list[str]) -> list[tuple[int, int, int, str]]:
         if not names or not sets:

@@ -94,8 +94,8 @@ def content_grep(conn, qa: QueryAnalysis, sets: list[str], limit: int = 100) -> 
     patterns = [re.compile(r"(?<![\w\-])" + re.escape(t) + r"(?![\w\-])", re.I) for t in qa.terms]
     out = {}
     for sid, body_toks, text in rows:
-        have = set(body_toks.split())
-        cov = sum(1 for t in kw if t in have) / max(len(kw), 1)
+        padded = f" {body_toks or ''} "  # index tokens joined by single spaces (both backends)
+        cov = sum(1 for t in kw if f" {t} " in padded) / max(len(kw), 1)
         exact = sum(1 for p in patterns if p.search(text)) / max(len(patterns), 1) if patterns else 0.0
         out[sid] = (cov + 2 * exact) / 3 if patterns else cov
     return dict(sorted(out.items(), key=lambda x: -x[1])[:limit])
