@@ -114,12 +114,32 @@ def test_changing_the_embedder_rebuilds_vectors_with_a_message(tmp_path, fake_en
     msgs: list[str] = []
     a = build_index(docs, embedder="openai:model-a", progress=msgs.append)
     assert "model-a" in a["embedder"] and a["vectors"][SET] >= 3
+    vec_dir = docs / ".doc4llm" / "vectors"
+    files = sorted(f.name for f in vec_dir.iterdir())
     assert build_index(docs, embedder="openai:model-a")["vectors"][SET] == 0  # nothing pending
+    assert sorted(f.name for f in vec_dir.iterdir()) == files  # and nothing rewritten
+    w = SetWriter(docs, SET, origin="test")  # a section removed: its vectors go too
+    for title, body in PAGES.items():
+        w.write_page(title, body.split("## Cache warming")[0], source=f"{title.lower()}.md", key=title)
+    w.finish({})
+    build_index(docs, embedder="openai:model-a")
+    from doc4llm.index.embedders import get_embedder
+    from doc4llm.index.store import open_store
+    from doc4llm.index.vectors import load_indexes
+
+    conn = open_store(docs)
+    try:
+        idx = load_indexes(docs, conn, SET, get_embedder("openai:model-a").id, for_update=True)
+        live = {r[0] for r in conn.execute("SELECT id FROM sections WHERE words >= 5")}
+        assert {int(k) for k in idx["body"].keys} == live
+        assert not any("warming" in r[0].lower() for r in conn.execute("SELECT title FROM sections"))
+    finally:
+        conn.close()
     assert not any("embedder changed" in m for m in msgs)
     second = run_cli("index", "--docs-dir", docs, "--json", "--embedder", "openai:model-b", env=env)
     assert second.returncode == 0, second.stderr
     assert "embedder changed" in second.stderr and "rebuilding vectors" in second.stderr
-    assert json.loads(second.stdout)["vectors"][SET] == a["vectors"][SET]
+    assert json.loads(second.stdout)["vectors"][SET] == a["vectors"][SET] - 1  # "Cache warming" went
     assert "model-b" in fake_endpoint.models
     assert "sk-test-not-a-real-key" not in second.stderr + second.stdout
     s = Searcher(docs, embedder="openai:model-b", quiet=True)
@@ -134,7 +154,6 @@ def test_changing_the_embedder_rebuilds_vectors_with_a_message(tmp_path, fake_en
     finally:
         s.close()
     # a set that leaves the docs takes its vector files with it
-    vec_dir = docs / ".doc4llm" / "vectors"
     assert any(vec_dir.iterdir())
     make_tiny_set(docs, "Other_Docs@1")
     shutil.rmtree(docs / SET)

@@ -266,6 +266,8 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
             problem, current = str(exc), None
         if problem and progress:
             progress(f"{set_name}: vector files are damaged ({problem}); rebuilding the vectors")
+        if current is not None and _up_to_date(docs_dir, conn, set_name, current, generation):
+            return 0
         if current is not None:
             indexes = {}
             for k, idx in current.items():  # copy into RAM so we can add and remove
@@ -283,7 +285,7 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
     # drop vectors of sections that no longer exist
     live = {r[0] for r in conn.execute("SELECT id FROM sections WHERE set_name=?", (set_name,))}
     for idx in indexes.values():
-        dead = [int(k) for k in idx.keys if int(k) not in live]
+        dead = [int(k) for k in np.asarray(idx.keys, dtype=np.uint64) if int(k) not in live]  # no per-key calls
         if dead:
             idx.remove(dead)
 
@@ -366,6 +368,24 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
     if unsaved or not generation or (row and row["embedder"] != embedder.id) or missing_matrix or missing_sums:
         save()
     return done
+
+
+def _up_to_date(docs_dir: Path, conn: sqlite3.Connection, set_name: str, current: dict,
+                generation: int) -> bool:
+    """Every section that should have vectors has them, no vector is left from a removed
+    section, and every file of the generation exists: then a build has nothing to do, and
+    copying the set's vectors into RAM first would cost a minute at 100k sections."""
+    if conn.execute("SELECT 1 FROM sections s LEFT JOIN vec_done v ON v.section_id = s.id"
+                    " WHERE s.set_name=? AND v.section_id IS NULL LIMIT 1", (set_name,)).fetchone():
+        return False
+    if not all(p.is_file() for p in matrix_paths(docs_dir, set_name, generation).values()) \
+            or not sums_path(docs_dir, set_name, generation).is_file():
+        return False
+    # every section with vec_done and enough words was added, so equal counts mean equal
+    # key sets (reading 20k keys out of a usearch view costs ~2 s; counting is instant)
+    live = conn.execute("SELECT count(*) FROM sections WHERE set_name=? AND words >= ?",
+                        (set_name, MIN_WORDS)).fetchone()[0]
+    return all(len(idx) == live for idx in current.values())
 
 
 def _remove_sections(indexes: dict, sids: list[int]) -> None:
