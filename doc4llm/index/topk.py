@@ -7,9 +7,10 @@ so one query scored 15-25k rows, ~1 µs each, in each of the two signals that ra
 
 What this does instead, when the phrases' rows add up to more than `WORK_ROWS`:
 
-1. Phrases in more than `COMMON_SHARE` of the rows are *common*. FTS5 ranks the rows that
-   hold the other (rarer) phrases, with the same BM25 weights, and keeps the best
-   `depth(limit)` of them as candidates.
+1. Phrases in more than `COMMON_SHARE` of the rows and in more than `GAP` times the rows
+   of the query's rarest phrase are *common*. FTS5 ranks the rows that hold the other
+   (rarer) phrases, with the same BM25 weights, and keeps the best `depth(limit)` of
+   them as candidates.
 2. Each candidate gets its exact full-query score, computed here from its stored token
    columns with FTS5's own formula and statistics (row count, average row length from
    the index's averages record, per-phrase document counts), so a candidate's score is
