@@ -215,3 +215,34 @@ def test_query_analyser_is_linear_on_long_runs(atom, n):
                                   "## " + "`" * 20000, "## t" + " " * 20000 + "x #", "![" * 10000])
 def test_known_denial_of_service_inputs_stay_linear(text):
     _check_sections("# Page\n\n" + text + "\n")
+
+
+MDX_ATOMS = ["<Tabs>", "</Tabs>", "<TabItem label=\"a\">", "<Note title='x' />", "import X from 'y';",
+             "export const a = {", "}", "{/* c */}", "<!--", "-->", "```", "~~~", "\n", " ", "x", "<", ">"]
+
+
+@given(st.lists(st.sampled_from(MD_ATOMS + MDX_ATOMS), max_size=80).map("".join))
+def test_mdx_and_comment_rewrites_keep_every_line(text):
+    """Both rewrites are line for line (line numbers of sections stay true) and linear."""
+    from doc4llm.corpus.comments import blank_html_comments
+    from doc4llm.ingest.mdx_blocks import rewrite_mdx
+
+    for fn in (rewrite_mdx, blank_html_comments):
+        assert _timed(fn, text).count("\n") == text.count("\n")
+
+
+@given(long_runs())
+def test_mdx_and_comment_rewrites_are_linear_on_long_runs(text):
+    from doc4llm.corpus.comments import blank_html_comments
+    from doc4llm.ingest.mdx_blocks import rewrite_mdx
+
+    for fn in (rewrite_mdx, blank_html_comments):
+        _timed(fn, text)
+
+
+@given(st.lists(st.sampled_from(QUERY_ATOMS + ["Okta", "PyInstaller", ".proto", "env.yml"]), max_size=40)
+       .map("".join), st.sampled_from(["okta", "proto", "x", "env.yml"]))
+def test_name_detection_handles_any_query(query, word):
+    from doc4llm.search.confidence import written_as_name
+
+    _timed(lambda q: written_as_name(word, q), query)
