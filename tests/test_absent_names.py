@@ -47,3 +47,13 @@ def test_hostile_query_is_linear():
     t = time.process_time()
     written_as_name("aa", q)
     assert time.process_time() - t < 2.0
+
+
+def test_common_word_list_matches_the_shipped_tokenizer():
+    import json
+
+    from doc4llm.index.embed_onnx import TOKENIZER_PATH
+    from doc4llm.search.english import WORDS_PATH, derive_common_words
+
+    vocab = json.loads(TOKENIZER_PATH.read_text(encoding="utf-8"))["model"]["vocab"]
+    assert WORDS_PATH.read_text(encoding="utf-8").split() == derive_common_words(vocab)

@@ -158,12 +158,12 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
         "_matched_top1": float(matched_first + exact_first),
         "agree": float(len({f for f in top.found_by if f != "exact"})),
     }
-    key_absent = bool(key_missing) and any(k in nowhere and not _everyday(k, qa)
-                                           for k in _most_specific(qa, conn, sets, n))
+    specific = _most_specific(qa, conn, sets, n) if key_missing else []
+    key_absent = any(k in nowhere and not _everyday(k, qa) for k in specific)
     single_anchor = (n >= ANCHOR_MIN_SECTIONS and n_words >= 3 and matched_first + exact_first <= 1
                      and key_absent)
-    absent_names = [w for w in nowhere if w in _most_specific(qa, conn, sets, n)
-                    and written_as_name(w, qa.raw)] if key_missing and qa.query_type != "error" else []
+    absent_names = [w for w in nowhere if w in specific and written_as_name(w, qa.raw)] \
+        if qa.query_type != "error" else []
     report = {"covered": covered, "uncovered": uncovered, "absent_from_docs": nowhere,
               "single_anchor": single_anchor, "absent_names": absent_names,
               "strong_absent": [t for t in nowhere if t in qa.terms and is_strong_identifier(t)
