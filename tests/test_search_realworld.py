@@ -73,6 +73,22 @@ def test_version_headings_alone_mark_a_changelog():
     assert not _classify_page("Routing", "Routing", "routing.md", ["Path Parameters", "Mounts"])["changes"]
 
 
+def test_a_version_migration_guide_is_a_changes_page_but_a_tool_migration_guide_is_not():
+    """Moving between versions of one product reads like a changelog (its headings name
+    what changed); moving from another tool is an ordinary how-to guide."""
+    from doc4llm.search.features import _classify_page
+
+    heads = ["Install V2", "Changes to pydantic.BaseModel", "Changes to config",
+             "TypeError is no longer converted", "Removed in Pydantic V2", "Dicts", "Unions",
+             "Mypy plugins", "Constrained types", "Other changes"]
+    assert _classify_page("Migration guide", "migration", "migration.md", heads)["changes"]
+    assert _classify_page("Migrating to 1.0", "Migrating to 1.0", "docs/1-0/", [])["changes"]
+    tool = ["Understanding pip workflows", "Project dependencies", "Requirements files",
+            "The uv lockfile", "Project environments", "Next steps"]
+    assert not _classify_page("Migrating from pip to a uv project", "Migrating from pip",
+                              "guides/migration/pip-to-project.md", tool)["changes"]
+
+
 def test_page_named_by_the_query_is_found(docs):
     res = search(docs, "npm ci")
     assert res["results"][0]["page"] == "npm-ci"

@@ -36,6 +36,10 @@ _CHANGES_NAME = re.compile(
 _VERSION_HEADING = re.compile(
     r"^\s*(?:\[?v(?:ersion)?\s*)?\d+\.\d+(?:\.\d+)?(?:[\w.+-]{0,20})?\]?(?:\s|$|\(|-|—)|"
     r"^\s*\d{4}-\d{2}-\d{2}\b|^\s*(?:release|version)\s+v?\d", re.I)
+_MIGRATION_NAME = re.compile(r"(?:^|[\s/_\-.(])(migrat\w*|upgrad\w*)", re.I)
+_CHANGE_HEADING = re.compile(
+    r"\b(changes?\s+(?:to|in)|changed|removed|deprecated|moved|renamed|no\s+longer|breaking|"
+    r"new\s+in|introduction\s+of|v\d+)\b", re.I)
 _ASKS_CHANGES = re.compile(
     r"\b(change ?log|release notes?|released?|version(?:s|ed)?|changed|changes|new in|"
     r"deprecat\w*|removed in|breaking|upgrad\w*|migrat\w*|history|since)\b|\bv?\d+\.\d+", re.I)
@@ -85,6 +89,13 @@ def _classify_page(title: str, page: str, source: str, headings: list[str]) -> d
     by_name = any(_CHANGES_NAME.search(" " + t + " ") for t in (title, page, source.split("?")[0]))
     versioned = sum(1 for h in headings if _VERSION_HEADING.match(h))
     by_shape = versioned >= 3 and versioned >= 0.4 * len(headings)
+    # A guide for moving between versions of the same product (pydantic's "Migration guide",
+    # "Migrating to 1.0") is a changelog in prose: its sections are named for what changed.
+    # A guide for moving from another tool ("Migrating from pip") has ordinary headings.
+    if not (by_name or by_shape) and any(_MIGRATION_NAME.search(" " + t) for t in (title, page, stem_name)):
+        changed = sum(1 for h in headings if _CHANGE_HEADING.search(h))
+        by_shape = bool(re.search(r"\bv?\d+(?:\.\d+)*\b", title)) or (
+            changed >= 3 and changed >= 0.2 * len(headings))
     toks = set(tokens(f"{title} {page} {stem_name}"))
     return {"changes": bool(by_name or by_shape), "title_toks": toks, "names": names}
 
