@@ -100,6 +100,27 @@ def test_title_precedence_and_source_paths(tmp_path):
     assert "> **Source**: deep/plain-name.md" in toc
 
 
+def test_front_matter_description_becomes_the_intro(tmp_path):
+    """npm's command pages carry their one-line summary only in front matter: it is kept
+    as the first paragraph (plain text, never a heading), and not repeated when the body
+    already says it."""
+    src = tmp_path / "src"
+    write(src / "npm-dist-tag.md", "---\ntitle: npm-dist-tag\ndescription: Modify package"
+          " distribution tags\n---\n\n### Synopsis\n\nnpm dist-tag add\n")
+    write(src / "hash.md", "---\ntitle: Hashy\ndescription: '# not a heading'\n---\n\nBody.\n")
+    write(src / "same.md", "---\ntitle: Same\ndescription: Already said.\n---\n\nAlready said. More.\n")
+    docs = tmp_path / "md_docs"
+    do_import(src, docs)
+    set_dir = docs / "Docs@1"
+    tag = (set_dir / "npm-dist-tag" / "docContent.md").read_text()
+    assert "---\n\nModify package distribution tags\n\n### Synopsis" in tag
+    assert "description:" not in tag
+    assert "\\# not a heading" in (set_dir / "Hashy" / "docContent.md").read_text()
+    toc = run_cli("toc", "Hashy", "--docs-dir", docs, "--json")
+    assert [s["heading_path"] for s in json.loads(toc.stdout)["sections"]] == [["Hashy"]]
+    assert (set_dir / "Same" / "docContent.md").read_text().count("Already said.") == 1
+
+
 def test_leading_h1_is_not_duplicated(tmp_path):
     f = write(tmp_path / "x.md", "# Same Title\n\nbody\n\n## A\n")
     docs = tmp_path / "md_docs"

@@ -122,3 +122,14 @@ def test_an_everyday_word_the_docs_phrase_otherwise_is_no_anchor(docs):
     assert "afraid" in res["coverage"]["absent_from_docs"]
     assert not res["coverage"]["single_anchor"]
     assert res["coverage"]["absent_names"] == []
+
+
+def test_a_named_entry_is_the_heading_that_is_the_name_not_one_that_mentions_it():
+    from doc4llm.search.features import _names_entry
+
+    assert _names_entry("fs.readFile", "`fs.readFile(path[, options], callback)`")
+    assert _names_entry("EnvHttpProxyAgent", "Class: EnvHttpProxyAgent")
+    assert _names_entry("EnvHttpProxyAgent", "new EnvHttpProxyAgent([options])")
+    assert not _names_entry("EnvHttpProxyAgent", "Example - EnvHttpProxyAgent instantiation")
+    assert not _names_entry("EnvHttpProxyAgent", "`EnvHttpProxyAgent.close([callback])`")
+    assert not _names_entry("Agent", "Parameter: `AgentOptions`")

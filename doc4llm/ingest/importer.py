@@ -8,6 +8,7 @@ MDX pages' import/export statements and component tags (see mdx_blocks.py)."""
 from __future__ import annotations
 
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -107,7 +108,21 @@ def page_title_and_body(text: str, fallback: str) -> tuple[str, str]:
             and first.start - 1 >= body_start and not any(s.strip() for s in lines[body_start:first.start - 1]) \
             and lines[first.start - 1].lstrip().startswith("#"):
         del lines[first.start - 1]
-    return title, "\n".join(lines[body_start:])
+    body = "\n".join(lines[body_start:])
+    return title, _with_summary(parsed.front_matter, body)
+
+
+def _with_summary(front: dict, body: str) -> str:
+    """Keep the front matter's one-line summary (`description:`, Docusaurus/Hugo/Jekyll)
+    as the page's first paragraph: it is the page's own answer to "what is this", and
+    pages such as npm's command docs have no other intro text."""
+    desc = next((front.get(k) for k in ("description", "summary") if isinstance(front.get(k), str)), None)
+    desc = " ".join((desc or "").split())[:500]
+    if not desc or desc.casefold() in " ".join(body[:2000].split()).casefold():
+        return body
+    if desc[0] in "#>-*+=|`~<:" or re.match(r"\d+[.)](\s|$)", desc):
+        desc = "\\" + desc  # plain text, never a heading, quote, list or fence
+    return f"{desc}\n\n{body.lstrip(chr(10))}"
 
 
 def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = False,

@@ -194,8 +194,25 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     f["changes"] = 1.0 if page.get("changes") and not asks_changes else 0.0
     # a query that is only a name (`fs.readFile`) asks for the entry whose own heading is
     # that name, not the sub-sections that inherit it in their path
-    f["named_entry"] = 1.0 if qa.identifier_only and qa.terms and all(own_term.values()) else 0.0
+    f["named_entry"] = 1.0 if qa.identifier_only and qa.terms and all(
+        _names_entry(t, own_title) for t in qa.terms) else 0.0
     return f
+
+
+_SIGNATURE = re.compile(r"[(\[][^()\[\]]{0,200}[)\]]")
+
+
+def _names_entry(term: str, title: str) -> bool:
+    """The heading is the entry for `term`: the name, maybe with its signature and one
+    kind word (`fs.readFile(path[, options])`, `Class: fs.Dir`, `new Agent([options])`),
+    not a heading that merely mentions it ("Example - Agent instantiation")."""
+    m = term_pattern(term).search(title)
+    if not m or re.match(r"\.\w", title[m.end():]):
+        return False  # `Agent.close()` is a member of `Agent`, not its entry
+    rest = title[: m.start()] + " " + title[m.end():]
+    for _ in range(3):  # nested brackets: `([, options])`
+        rest = _SIGNATURE.sub(" ", rest)
+    return len(re.findall(r"[^\W_]+", rest)) <= 1
 
 
 def query_key(qa: QueryAnalysis) -> str:
