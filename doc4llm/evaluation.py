@@ -178,7 +178,9 @@ def _parse_queries(data) -> list[dict]:
 def _grade(results: list[dict], labels: list[Label]) -> list[int]:
     grades = []
     for r in results:
-        g = max((lab.grade for lab in labels if lab.matches(r)), default=0)
+        # a result stands for the sections with the same text it collapsed (`also_in`)
+        same = [r, *(r.get("also_in") or [])]
+        g = max((lab.grade for lab in labels if any(lab.matches(x) for x in same)), default=0)
         grades.append(g)
     return grades
 

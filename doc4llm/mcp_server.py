@@ -131,6 +131,8 @@ def compact_result(result: dict) -> dict:
                 "heading_path": r["heading_path"], "lines": r["lines"], "tokens": r["tokens"],
                 "relevance": r["relevance"], "snippet": _shorten(r.get("snippet") or "", SNIPPET_CHARS),
                 "url": r.get("url"), "content_path": _absolute(r["content_path"])}
+        if r.get("also_in"):  # the same text on other pages: their names are enough
+            item["also_in"] = list(dict.fromkeys(a["page"] for a in r["also_in"]))
         out["results"].append(item)
     g = result.get("guidance")
     if result["abstained"] and g:

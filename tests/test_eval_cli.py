@@ -155,3 +155,18 @@ def test_corpus_aware_file_reports_per_corpus_and_finds_sets_by_name_or_origin(t
     assert rows["s2"]["top3"], rows["s2"]  # heading null = the page's intro
     assert rows["n2"]["abstained"]
     assert rep["by_corpus"]["npm"]["no_answer_abstention"] == 1.0
+
+
+def test_a_result_counts_for_the_identical_sections_it_collapsed():
+    """The search returns one result for a section repeated word for word on several
+    pages (`also_in`); a label naming any of those copies is answered by it."""
+    from doc4llm.evaluation import Label, _grade
+
+    result = {"heading_path": ["npx", "npx vs npm exec"], "doc_set": "npm@11", "page": "npx",
+              "source": "commands/npx.md",
+              "also_in": [{"doc_set": "npm@11", "page": "npm-exec", "source": "commands/npm-exec.md",
+                           "heading_path": ["npm-exec", "npx vs npm exec"], "lines": [44, 80]}]}
+    want = Label("`npx` vs `npm exec`", 2, file="commands/npm-exec.md", heading_only=True)
+    other = Label("`npx` vs `npm exec`", 2, file="commands/other.md", heading_only=True)
+    assert _grade([result], [want]) == [2]
+    assert _grade([result], [other]) == [0]

@@ -133,3 +133,35 @@ def test_a_named_entry_is_the_heading_that_is_the_name_not_one_that_mentions_it(
     assert not _names_entry("EnvHttpProxyAgent", "Example - EnvHttpProxyAgent instantiation")
     assert not _names_entry("EnvHttpProxyAgent", "`EnvHttpProxyAgent.close([callback])`")
     assert not _names_entry("Agent", "Parameter: `AgentOptions`")
+
+
+def test_an_entry_repeated_on_many_pages_is_one_result(docs):
+    """npm documents `ignore-scripts` word for word on every command that takes it: one
+    result, the other copies named in `also_in` (and in the text output), and the freed
+    slots go to other sections."""
+    res = search(docs, "ignore-scripts")
+    hits = [r for r in res["results"] if r["heading_path"][-1] == "ignore-scripts"]
+    assert len(hits) == 1, [r["heading_path"] for r in res["results"]]
+    also = hits[0]["also_in"]
+    assert {a["page"] for a in also} | {hits[0]["page"]} == {"npm-ci", "npm-install"}
+    assert all(a["heading_path"][-1] == "ignore-scripts" and len(a["lines"]) == 2 for a in also)
+    text = run_cli("search", "ignore-scripts", "--docs-dir", docs, "--embedder", "none").stdout
+    assert "same text also in: npm-" in text
+
+
+def test_sections_that_only_share_a_heading_stay_apart():
+    from doc4llm.search.fusion import Candidate
+    from doc4llm.search.results import collapse_repeats
+
+    def row(sid, page, text):
+        return {"id": sid, "set_name": "s@1", "page": page, "title": "Configuration",
+                "heading_path": [page, "Configuration"], "start": 1, "end": 3,
+                "page_source": f"{page}.md", "text": f"## Configuration\n{text}"}
+
+    rows = {1: row(1, "a", "Set the cache folder and the log level for every run of the tool."),
+            2: row(2, "b", "Set the cache folder and the log level for every run of the tool."),
+            3: row(3, "c", "Choose which registry receives the package when you publish it.")}
+    ranked = [(Candidate(i), rows[i]) for i in (1, 2, 3)]
+    out = collapse_repeats(ranked, rows)
+    assert [item[0].sid for item, _ in out] == [1, 3]
+    assert [a["page"] for a in out[0][1]] == ["b"] and out[1][1] == []

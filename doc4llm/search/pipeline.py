@@ -11,7 +11,7 @@ from doc4llm.search.confidence import assess
 from doc4llm.search.fusion import Candidate, band_of, fuse, normalize, vec_scale
 from doc4llm.search.options import options_for
 from doc4llm.search.rerank import rerank
-from doc4llm.search.results import drop_family_duplicates, to_result
+from doc4llm.search.results import collapse_repeats, drop_family_duplicates, to_result
 
 OFF_DOMAIN_FACTOR = 0.5
 KEEP_LOW_UNTIL = 3  # low-relevance results are dropped after this many results
@@ -209,15 +209,17 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
     missing = [c.sid for c in ranked[: k * 3] if c.sid not in rows]
     rows.update(searcher.section_rows(missing))
     ordered = [(c, rows[c.sid]) for c in ranked[: k * 4] if c.sid in rows]
-    ordered = drop_family_duplicates(ordered, rows)[:k]
+    ordered = collapse_repeats(drop_family_duplicates(ordered, rows), rows)[:k]
 
     results = []
-    for c, row in ordered:
+    for (c, row), also in ordered:
         rel = verdict.relevance_of(c, len(results) + 1)
         if rel == "low" and len(results) >= KEEP_LOW_UNTIL and not verdict.abstain:
             continue  # intent filter: past the first few, low-relevance hits are noise
         res = to_result(len(results) + 1, c, row, searcher.docs_dir, qa.stems, qa.terms, rel,
                         explain, chunk=chunks.get(c.sid))
+        if also:
+            res["also_in"] = also
         window = options_for(qa.query_type).expand
         if window and c.sid not in chunks:
             res["context_lines"] = context_lines(searcher.conn, row, window)

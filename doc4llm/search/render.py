@@ -19,6 +19,11 @@ def _result_block(r: dict, snippet_chars: int, docs_dir: str | None = None) -> s
         lines.append(f"   > {snip}")
     if r.get("url"):
         lines.append(f"   url: {r['url']}")
+    also = r.get("also_in") or []
+    if also:
+        pages = list(dict.fromkeys(a["page"] for a in also))
+        more = f" (+{len(pages) - 3})" if len(pages) > 3 else ""
+        lines.append(f"   same text also in: {', '.join(pages[:3])}{more}")
     return "\n".join(lines)
 
 

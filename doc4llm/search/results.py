@@ -98,6 +98,40 @@ def drop_family_duplicates(ranked: list[tuple], rows: dict[int, dict]) -> list[t
     return kept
 
 
+REPEAT_JACCARD = 0.9  # word-set overlap at which two same-titled sections say the same thing
+
+
+def _fingerprint(row: dict) -> tuple[str, frozenset[str], int]:
+    text = blank_html_comments(row["text"] or "")
+    body = [ln for ln in text.split("\n") if not re.match(r"\s{0,3}#{1,6}\s", ln)]
+    words = tokens(" ".join(body))
+    return (" ".join((row["title"] or "").casefold().split()), frozenset(words), len(words))
+
+
+def collapse_repeats(ranked: list[tuple], rows: dict[int, dict]) -> list[tuple[tuple, list[dict]]]:
+    """Generated reference docs repeat one entry on many pages (npm documents `save-exact`
+    on every command that takes it; a CLI reference lists `--offline` under each command).
+    Sections with the same own heading and (nearly) the same words are one answer: the
+    best-ranked stays, the others become its `also_in`, and their slots go to the next
+    distinct results."""
+    kept: list[tuple[tuple, list[dict], tuple]] = []
+    for item in ranked:
+        row = rows[item[0].sid]
+        fp = _fingerprint(row)
+        for _, also, kfp in kept:
+            if fp[0] and fp[0] == kfp[0] and fp[2] >= 5 and kfp[2] >= 5:
+                inter = len(fp[1] & kfp[1])
+                union = len(fp[1] | kfp[1]) or 1
+                if inter / union >= REPEAT_JACCARD:
+                    also.append({"doc_set": row["set_name"], "page": row["page"],
+                                 "heading_path": row["heading_path"], "source": row.get("page_source"),
+                                 "lines": [row["start"], row["end"]]})
+                    break
+        else:
+            kept.append((item, [], fp))
+    return [(item, also) for item, also, _ in kept]
+
+
 def rel_path(docs_dir: Path, *parts: str) -> str:
     p = docs_dir.joinpath(*parts)
     try:
