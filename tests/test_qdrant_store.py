@@ -89,6 +89,7 @@ def test_every_primitive_answers_as_sqlite(published, query):
     pages = sorted({r["page_id"] for r in lite.section_rows(ids).values()})
     assert store.pages(pages) == lite.pages(pages)
     assert store.page_headings(pages) == lite.page_headings(pages)
+    assert store.page_entries(pages) == lite.page_entries(pages) and set(lite.page_entries(pages)) == set(pages)
     for r in lite.section_rows(ids).values():
         assert store.line_span(r["page_id"], r["idx"] - 2, r["idx"] + 2) == lite.line_span(r["page_id"], r["idx"] - 2,
                                                                                            r["idx"] + 2)

@@ -93,6 +93,25 @@ def test_page_named_by_the_query_is_found(docs):
     res = search(docs, "npm ci")
     assert res["results"][0]["page"] == "npm-ci"
     assert "name" in res["results"][0]["found_by"]
+    # its opening answers, not a sub-section ("See Also" won before), and confidently
+    assert res["results"][0]["heading_path"] == ["npm-ci"]
+    assert res["confidence"] >= 80 and "name of this page" in res["confidence_explanation"]
+    assert not res["retried"] or not any(x.get("used") for x in res["retried"])
+
+
+def test_page_entry_is_its_first_section_with_text(tmp_path):
+    """A page whose intro is empty opens with its first section that says something."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "npm-dist-tag.md").write_text("---\ntitle: npm-dist-tag\n---\n\n### Synopsis\n\n"
+                                         "npm dist-tag add <package-spec> [<tag>]\n\n### Caveats\n\n"
+                                         "Tags share a namespace with versions, so avoid semver-like tag names.\n")
+    (src / "other.md").write_text("# Other\n\nThe dist-tag command adds tags; see its page.\n")
+    d = tmp_path / "md_docs"
+    assert run_cli("import", src, "--set", "npm@t", "--docs-dir", d).returncode == 0
+    res = search(d, "npm dist-tag", "--explain")
+    assert res["results"][0]["heading_path"] == ["npm-dist-tag", "Synopsis"], res["results"][:2]
+    assert res["results"][0]["explain"]["rerank.page_entry"] == 1.0
 
 
 def test_parent_that_explains_is_not_hidden_by_its_children(docs):

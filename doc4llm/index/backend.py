@@ -26,6 +26,8 @@ from doc4llm.index.topk import fts_or, stored_tokens, top_bm25
 
 BM25_WEIGHTS = (6.0, 2.5, 1.0)  # title, heading path, body
 
+ENTRY_MIN_WORDS = 3  # a page's entry section says something: not an empty intro
+
 TITLE_CANDIDATES_MAX = 1500  # titles scored per query at most (best FTS title matches first)
 
 
@@ -64,6 +66,10 @@ class IndexBackend(Protocol):
 
     def line_span(self, page_id: int, lo_idx: int, hi_idx: int) -> tuple[int | None, int | None]:
         """(min start, max end) of the headed sections with index in [lo_idx, hi_idx]."""
+
+    def page_entries(self, page_ids: list[int]) -> dict[int, int]:
+        """{page id: id of its first section with text of its own} (the page's intro, or
+        the first section when the intro is empty)."""
 
     def set_summaries(self, names: list[str]) -> dict[str, dict]: ...
 
@@ -187,6 +193,14 @@ class SqliteBackend:
             "SELECT min(start), max(end) FROM sections WHERE page_id=? AND idx BETWEEN ? AND ? AND level > 0",
             (page_id, lo_idx, hi_idx)).fetchone()
         return row[0], row[1]
+
+    def page_entries(self, page_ids: list[int]) -> dict[int, int]:
+        if not page_ids:
+            return {}
+        rows = self.conn.execute(
+            f"SELECT page_id, id, min(idx) FROM sections WHERE page_id IN ({','.join('?' * len(page_ids))})"
+            f" AND words >= {ENTRY_MIN_WORDS} GROUP BY page_id", page_ids)
+        return {pid: sid for pid, sid, _ in rows}
 
     def set_summaries(self, names: list[str]) -> dict[str, dict]:
         out = {}

@@ -724,6 +724,22 @@ class QdrantBackend:
             return None, None
         return min(p.payload["start"] for p in pts), max(p.payload["end"] for p in pts)
 
+    def page_entries(self, page_ids: list[int]) -> dict[int, int]:
+        from doc4llm.index.backend import ENTRY_MIN_WORDS
+
+        if not page_ids:
+            return {}
+        best: dict[int, tuple[int, int]] = {}
+        # `words` has no payload index: filter it here (a handful of named pages)
+        for p in self._scan(self._page_sets(page_ids), [], [self._any("page_id", page_ids)],
+                            ["page_id", "idx", "words"], 10**9):
+            pid, idx = p.payload["page_id"], p.payload["idx"]
+            if (p.payload.get("words") or 0) < ENTRY_MIN_WORDS:
+                continue
+            if pid not in best or idx < best[pid][0]:
+                best[pid] = (idx, int(p.id))
+        return {pid: sid for pid, (_, sid) in best.items()}
+
     def set_summaries(self, names: list[str]) -> dict[str, dict]:
         return {n: (self.sets.get(n) or {}).get("summary") or {} for n in names}
 

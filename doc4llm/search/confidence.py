@@ -171,6 +171,7 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
     return feats, report
 
 
+NAMED_PAGE_CONFIDENCE = 80  # floor when result 1 opens the page the query names
 _PATHLIKE = re.compile(r"^(\.{0,2}/|~/)")
 # "the docs never mention X" says something only about docs with a vocabulary: a handful
 # of pages never mention most words of any question
@@ -274,6 +275,11 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
     conf = 100.0 * probability(feats)
     if report["strong_absent"] or report["single_anchor"] or report["absent_names"]:  # always abstain
         conf = min(conf, ABSENT_TERM_CAP, ABSTAIN_BELOW - 1)
+    named_page = bool(ranked[0].parts.get("rerank.page_entry"))
+    if named_page and not (report["strong_absent"] or report["absent_names"]):
+        # the query is the name of a page (`npm ci` -> page `npm-ci`) and result 1 opens it:
+        # the model's features (coverage, BM25 margin) say little about a two-word name
+        conf = max(conf, NAMED_PAGE_CONFIDENCE)
     conf_i = int(round(max(0.0, min(100.0, conf))))
     abstain = conf_i < ABSTAIN_BELOW
     factors = {
@@ -292,6 +298,8 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
         why = f"weak match; the docs never use: {', '.join(report['absent_from_docs'][:3])}"
     elif abstain:
         why = "the best matches are weak and miss part of the question"
+    elif named_page:
+        why = "the query is the name of this page"
     elif conf_i >= 75:
         why = "strong match covering the question's terms"
     else:

@@ -51,6 +51,7 @@ def rerank(qa: QueryAnalysis, cands: list[Candidate], rows: dict[int, dict], dep
     pages = page_facts(conn, [rows[c.sid]["page_id"] for c in head if c.sid in rows]) if conn else {}
     changes = asks_about_changes(qa.raw)
     key = query_key(qa)
+    entries = _named_page_entries(conn, key, pages, head, rows) if conn is not None and key else set()
     idf = keyword_idf(conn, keyword_stems(qa), sets or []) if conn is not None else {}
     floor = min((c.score for c in head), default=0.0)
     ranks = signal_ranks(cands)
@@ -85,9 +86,39 @@ def rerank(qa: QueryAnalysis, cands: list[Candidate], rows: dict[int, dict], dep
             c.found_by.append("exact")
         if f["slug"] and "name" not in c.found_by:
             c.found_by.append("name")
+    if entries:  # the query is a page's name: the page's opening answers it, as a whole
+        top = max(c.score for c in head)
+        for c in head:
+            if c.sid in entries:
+                c.score = top + 0.01
+                c.parts["rerank.page_entry"] = 1.0
     head.sort(key=lambda c: -c.score)
     low = head[-1].score if head else 0.0
     for c in tail:  # below every reranked candidate, in fused order
         c.raw.setdefault("fused", c.score)
         c.score = low - 1.0 + 0.5 * max(0.0, min(1.0, c.score))
     return head + tail
+
+
+def _named_page_entries(conn, key: str, pages: dict[int, dict], head: list[Candidate],
+                        rows: dict[int, dict]) -> set[int]:
+    """Sections that open a page the query names (`npm ci` -> page `npm-ci`): the page's
+    intro, or its first section when the intro is empty. They join the candidates when
+    retrieval missed them, because the name's words are in the page title, not in them."""
+    from doc4llm.index.backend import backend_of
+
+    named = [pid for pid, facts in pages.items() if key in facts.get("names", ())]
+    if not named:
+        return set()
+    entries = backend_of(conn).page_entries(named)
+    missing = [sid for sid in entries.values() if sid not in rows]
+    if missing:
+        rows.update(backend_of(conn).section_rows(missing))
+    have = {c.sid for c in head}
+    floor = min((c.score for c in head), default=0.0)
+    for sid in entries.values():
+        if sid not in have and sid in rows:
+            c = Candidate(sid, score=floor)
+            c.found_by.append("name")
+            head.append(c)
+    return set(entries.values())
