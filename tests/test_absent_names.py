@@ -15,6 +15,8 @@ from doc4llm.search.english import is_common_word
     ("proto", "generate models from a protobuf .proto file"),
     ("chinese", "change the interface language to Chinese."),
     ("devops", "run it in an Azure DevOps pipeline"),
+    ("ldap", "set up a private registry with LDAP authentication"),  # acronyms: 3-6 letters
+    ("sla", "what uptime SLA does it guarantee"),
 ])
 def test_names(word, query):
     assert written_as_name(word, query)
@@ -23,7 +25,8 @@ def test_names(word, query):
 @pytest.mark.parametrize(("word", "query"), [
     ("how", "How do I pin a version"),  # capitalised only because it starts the sentence
     ("camelcase", "generate camelCase keys for every field"),  # an identifier, not a name
-    ("sla", "what uptime SLA does it guarantee"),  # ALL-CAPS: acronyms have other rules
+    ("ci", "run the tests in CI"),  # two letters: too short to be sure it is a name
+    ("uv_http_timeout", "raise UV_HTTP_TIMEOUT for slow mirrors"),  # code: the identifier rule
     ("./mytool", "launch it as ./mytool without the runner"),  # a path
     ("virtual_env=venv", "warning: `VIRTUAL_ENV=venv` does not match"),
     ("okta", "sign-on with okta"),  # written in lower case: no claim that it is a name

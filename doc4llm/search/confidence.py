@@ -184,11 +184,13 @@ _EDGE_PUNCT = "\"'`()[]{},;:!?"
 
 
 def written_as_name(word: str, raw: str) -> bool:
-    """The query writes `word` as the name of a product, tool, language or file: capitalised
-    inside the sentence (Okta, Django, Chinese), with inner capitals (PyInstaller, DevOps),
-    a file name (environment.yml) or an extension (.proto). Docs that never mention such a
-    name cannot document it. Lower-case identifiers (camelCase), ALL-CAPS words (acronyms,
-    environment variables: other rules), paths and `key=value` text are not names here."""
+    """The query writes `word` as the name of a product, tool, protocol, language or file:
+    capitalised inside the sentence (Okta, Django, Chinese), with inner capitals
+    (PyInstaller, DevOps), an acronym of 3-6 letters (LDAP, QUIC), a file name
+    (environment.yml) or an extension (.proto). Docs that never mention such a name cannot
+    document it. Lower-case identifiers (camelCase), environment variables and other
+    code-shaped capitals (the absent-identifier rule), paths and `key=value` text are not
+    names here."""
     want = word.casefold()
     for i, tok in enumerate(raw.split()):
         tok = tok.strip(_EDGE_PUNCT).rstrip(".")
@@ -199,6 +201,8 @@ def written_as_name(word: str, raw: str) -> bool:
             return True  # an extension
         if _FILE_NAME.fullmatch(tok) and "." in tok:
             return True
+        if tok.isupper() and tok.isalpha() and 3 <= len(tok) <= 6:
+            return True  # an acronym: LDAP, QUIC, SAML
         if not tok[:1].isupper() or tok.isupper():
             continue
         if i > 0 or any(a.islower() and b.isupper() for a, b in zip(tok, tok[1:], strict=False)):
