@@ -102,9 +102,12 @@ REPEAT_JACCARD = 0.9  # word-set overlap at which two same-titled sections say t
 
 
 def _fingerprint(row: dict) -> tuple[str, frozenset[str], int]:
-    text = blank_html_comments(row["text"] or "")
-    body = [ln for ln in text.split("\n") if not re.match(r"\s{0,3}#{1,6}\s", ln)]
-    words = tokens(" ".join(body))
+    """(own heading, word set, word count) from the tokens the index stored for the body."""
+    if row.get("tok_body") is not None:
+        words = row["tok_body"].split()
+    else:
+        text = blank_html_comments(row["text"] or "")
+        words = tokens(" ".join(ln for ln in text.split("\n") if not re.match(r"\s{0,3}#{1,6}\s", ln)))
     return (" ".join((row["title"] or "").casefold().split()), frozenset(words), len(words))
 
 
