@@ -246,3 +246,25 @@ def test_name_detection_handles_any_query(query, word):
     from doc4llm.search.confidence import written_as_name
 
     _timed(lambda q: written_as_name(word, q), query)
+
+
+@given(long_runs(), st.sampled_from(["x", "Agent", "fs.readFile", "a(b)", "[", "."]))
+def test_named_entry_check_is_linear_on_long_headings(title, term):
+    """`_names_entry` strips signatures from any heading text in linear time."""
+    from doc4llm.search.features import _names_entry
+
+    _timed(lambda t: _names_entry(term, t), title[:5000] + " " + term + " " + title[:5000])
+
+
+@given(small_markdown, st.one_of(st.text(max_size=40), st.sampled_from(["# h", "- item", "1. x", "```", "a: b"])))
+def test_front_matter_summary_keeps_the_body_and_is_never_markup(body, desc):
+    """The summary paragraph goes before the body, which stays as written, and never
+    becomes a heading, list, quote or fence."""
+    from doc4llm.ingest.importer import _with_summary
+
+    out = _timed(lambda b: _with_summary({"description": desc}, b), body)
+    assert out.endswith(body.lstrip("\n"))
+    head = out[: len(out) - len(body.lstrip("\n"))]
+    if head:
+        first = head.split("\n", 1)[0]
+        assert not parse_page(first + "\n").sections or parse_page(first + "\n").sections[0].level == 0
