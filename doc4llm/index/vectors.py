@@ -66,15 +66,28 @@ def head_text(page_title: str, heading_path: list[str]) -> str:
     return heading_label(page_title, heading_path)
 
 
-def _usearch(embedder_id: str):
-    """usearch's Index class, importing an ONNX embedder's runtime first (it crashes after)."""
+def _usearch(embedder_id: str, for_query: bool = False):
+    """usearch's Index class, importing an ONNX embedder's runtime first (it crashes after).
+
+    `for_query`: the process only searches these vectors; if its queries run on numpy
+    (embed_onnx.query_graph) it never needs onnxruntime, and does not import it."""
+    if embedder_id.startswith("onnx/"):
+        from doc4llm.index.embed_onnx import import_runtime, query_graph
+
+        if not (for_query and query_graph() is not None):
+            import_runtime()
+    from usearch.index import Index
+
+    return Index
+
+
+def runtime_first(embedder_id: str) -> None:
+    """Before usearch loads in a process that may embed passages (a search that builds
+    vectors): import the embedder's runtime, which cannot load after usearch."""
     if embedder_id.startswith("onnx/"):
         from doc4llm.index.embed_onnx import import_runtime
 
         import_runtime()
-    from usearch.index import Index
-
-    return Index
 
 
 def _new_index(dim: int, embedder_id: str = ""):
@@ -226,7 +239,7 @@ def load_indexes(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedd
         for p in paths.values():  # a memory-mapped file is hashed once on open
             if sums.get(p.name) != _file_sha256(p):
                 raise CorruptVectors(f"checksum mismatch in {p.name}")
-    Index = _usearch(embedder_id)
+    Index = _usearch(embedder_id, for_query=not for_update)
     try:
         return {k: Index.restore(str(p), view=True) for k, p in paths.items()}
     except Exception as exc:

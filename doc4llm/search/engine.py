@@ -121,17 +121,29 @@ class Searcher:
         if self.embedder_name == "none":
             return
         t = time.perf_counter()
-        from doc4llm.index.vectors import CorruptVectors, load_indexes, pending_sections
+        from doc4llm.index.vectors import (
+            CorruptVectors,
+            load_indexes,
+            pending_sections,
+            runtime_first,
+        )
 
         self._embed_deadline = time.monotonic() + AUTO_EMBED_BUDGET_S  # shared by the sets
         searched: int | None = None  # vectors of all these sets, read once a set needs loading
+        todo = {}  # set -> (pending sections, row of the embedder that made its vectors, stale)
         for name in set_names:
             if name in self._vectors and name not in self._partial:
                 continue
             emb_id = self._embedder_id()
             pending = pending_sections(self._conn, name)
             made_by = self._conn.execute("SELECT embedder FROM vec_sets WHERE set_name=?", (name,)).fetchone()
-            stale = bool(emb_id and made_by and made_by[0] and made_by[0] != emb_id)  # another embedder's
+            todo[name] = pending, made_by, bool(emb_id and made_by and made_by[0] and made_by[0] != emb_id)
+        if self.auto_index and self.embedder and any(p or stale for p, _, stale in todo.values()):
+            # a set's build below needs the embedder's runtime, which cannot load after
+            # another set's vectors loaded usearch without it (queries on numpy)
+            runtime_first(self._embedder_id() or "")
+        for name, (pending, made_by, stale) in todo.items():
+            emb_id = self._embedder_id()
             budget = self._embed_budget(len(pending)) if (pending or stale) and self.auto_index and self.embedder \
                 else 0.0
             if budget != 0.0 and (pending or getattr(self.embedder, "fast_inline", False)):
@@ -194,6 +206,7 @@ class Searcher:
         from filelock import Timeout
 
         from doc4llm.index.build import _lock
+        from doc4llm.index.embed_onnx import ImportOrderError
         from doc4llm.index.embedders import get_embedder
         from doc4llm.index.vectors import build_vectors
 
@@ -205,6 +218,10 @@ class Searcher:
                 n = build_vectors(self.docs_dir, self._conn, set_name, builder, time_budget_s=budget_s)
         except Timeout:  # another process is indexing: answer from what exists
             self.log(f"{set_name}: the index is busy (another doc4llm index?); vectors skipped this time")
+            return
+        except ImportOrderError:  # a long-lived process loaded usearch for numpy queries first
+            self.log(f"{set_name}: this process cannot load onnxruntime (usearch came first); its new "
+                     "sections are embedded by the next search or by `doc4llm index`")
             return
         except Exception as exc:  # a failing embedder must not fail the search
             self.log(f"{set_name}: embedding failed ({exc}); lexical search only")
