@@ -27,8 +27,10 @@ def query_graph_ready(mini):
 
     mini._load()  # converts the model if needed and exports its numpy form
     onnx_mod._GRAPH.clear()
-    assert onnx_mod.query_graph() is not None, onnx_mod._GRAPH
-    return onnx_mod.query_graph()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("DOC4LLM_QUERY_RUNTIME", raising=False)
+        assert onnx_mod.query_graph() is not None, onnx_mod._GRAPH
+        return onnx_mod.query_graph()
 
 
 def test_tokenizer_ships_inside_the_package_without_padding():
