@@ -213,6 +213,11 @@ def test_numpy_queries_equal_onnxruntime_vectors(mini, query_graph_ready, monkey
     reference = _vectors(mini, "onnxruntime", monkeypatch)
     got = _vectors(mini, "numpy", monkeypatch)
     cosines = (reference * got).sum(axis=1)
+    from test_numpy_graph import REFERENCE_PLATFORM
+
+    if not REFERENCE_PLATFORM:  # other CPUs or releases round differently: close, not equal
+        assert cosines.min() >= 0.99, sorted(zip(cosines.tolist(), PARITY_TEXTS, strict=True))[:3]
+        return
     assert cosines.min() >= 0.9999, sorted(zip(cosines.tolist(), PARITY_TEXTS, strict=True))[:3]
     identical = int((reference == got).all(axis=1).sum())
     assert identical >= 25, f"{identical}/30 bit-identical, min cosine {cosines.min():.7f}"
@@ -341,14 +346,39 @@ def test_a_search_process_embeds_its_query_without_onnxruntime(tmp_path):
         assert fast["timing_ms"]["embed_query"] > 0
         slow, log = search(matrix_max, "onnxruntime")
         assert "onnxruntime loaded: True" in log
-        assert [(r["doc_set"], r["heading_path"]) for r in fast["results"]] == \
-            [(r["doc_set"], r["heading_path"]) for r in slow["results"]]
-        np.testing.assert_allclose([r["score"] for r in fast["results"]], [r["score"] for r in slow["results"]],
-                                   atol=1e-4)
-        assert fast["confidence"] == slow["confidence"]
+        from test_numpy_graph import REFERENCE_PLATFORM
+
+        assert fast["results"][0]["heading_path"] == slow["results"][0]["heading_path"]
+        if REFERENCE_PLATFORM:  # bit-identical query vectors: the same answer to the last digit
+            assert [(r["doc_set"], r["heading_path"]) for r in fast["results"]] == \
+                [(r["doc_set"], r["heading_path"]) for r in slow["results"]]
+            np.testing.assert_allclose([r["score"] for r in fast["results"]],
+                                       [r["score"] for r in slow["results"]], atol=1e-4)
+            assert fast["confidence"] == slow["confidence"]
     # a set with sections to embed, searched after a set on usearch: the build still gets
     # onnxruntime (imported first), and the query stays on numpy
     make_tiny_set(docs, "Zeta_Docs@1")  # after Tiny_Docs@1, which loads usearch first
     fresh, log = search(0, None)
     assert "cannot load onnxruntime" not in log and "onnxruntime loaded: True" in log, log[-800:]
     assert fresh["semantic"]["Zeta_Docs@1"]["coverage"] == 1.0
+
+
+def test_a_long_query_goes_to_onnxruntime_when_the_process_has_it(mini, query_graph_ready, monkeypatch):
+    """numpy's graph costs ~2.5 ms a token: past NUMPY_MAX_TOKENS a query runs on onnxruntime
+    when it is loaded (a search imports it first for queries of LONG_QUERY_WORDS words)."""
+    import doc4llm.index.embed_onnx as onnx_mod
+
+    monkeypatch.delenv("DOC4LLM_QUERY_RUNTIME", raising=False)
+    used: list[bool] = []
+    real = MiniLMEmbedder._run
+
+    def spy(self, ids, graph=None):
+        used.append(graph is not None)
+        return real(self, ids, graph)
+
+    monkeypatch.setattr(MiniLMEmbedder, "_run", spy)
+    long_text = "the write ahead log stores every record before it is applied " * 12
+    assert mini.token_counts([long_text]) == [128] and onnx_mod.NUMPY_MAX_TOKENS < 128
+    mini.embed_query("how do I rotate credentials")
+    mini.embed_query(long_text)
+    assert used == [True, False]  # onnxruntime is loaded in this test process

@@ -4,6 +4,7 @@ against hand-computed values and against onnxruntime's kernels, and the file's c
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -108,6 +109,23 @@ def ort_op():
     return run
 
 
+def _reference_platform() -> bool:
+    """The machine the kernels were matched on: onnxruntime 1.32 on an AVX-512 x86-64 CPU.
+    Elsewhere MLAS may pick other kernels (other lanes, other sum orders): the numpy graph
+    is then close to onnxruntime (cosine >= 0.99), not equal, and only that is checked."""
+    try:
+        import onnxruntime
+
+        flags = Path("/proc/cpuinfo").read_text(errors="replace")
+    except (ImportError, OSError):
+        return False
+    return onnxruntime.__version__.startswith("1.32.") and " avx512f" in flags and " fma" in flags
+
+
+REFERENCE_PLATFORM = _reference_platform()
+
+
+@pytest.mark.skipif(not REFERENCE_PLATFORM, reason="bit equality holds on the platform it was matched on")
 def test_kernels_match_onnxruntime_bit_for_bit(ort_op):
     """The ops whose rounding decides what the next DynamicQuantizeLinear sees."""
     rng = np.random.default_rng(1)

@@ -25,6 +25,7 @@ imports onnxruntime. $DOC4LLM_QUERY_RUNTIME=onnxruntime keeps queries on onnxrun
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -40,6 +41,11 @@ TOKENIZER_PATH = Path(__file__).with_name("models") / "minilm-l6-tokenizer.json"
 ENV_THREADS = "DOC4LLM_EMBED_THREADS"
 ENV_CACHE = "DOC4LLM_MODEL_CACHE"
 ENV_QUERY_RUNTIME = "DOC4LLM_QUERY_RUNTIME"  # numpy (default when possible) | onnxruntime
+# numpy's graph costs ~2.5 ms a token (7 tokens 27 ms, 62 tokens 105 ms, 128 tokens 330 ms)
+# where onnxruntime costs ~0.2 s to import and open once, then ~5 ms: past this many tokens
+# a query goes to onnxruntime when the process has it (engine.py imports it for long queries)
+NUMPY_MAX_TOKENS = 96
+LONG_QUERY_WORDS = 64  # words from which a query may pass NUMPY_MAX_TOKENS (engine.py)
 CONVERSION = "dynint8pc-v1"  # bump when quantized_model() changes what it writes
 GRAPH_FORMAT = "npg1"  # bump when numpy_graph's file layout or its export changes
 MAX_TOKENS = 128  # the length all-MiniLM-L6-v2 was trained at; longer input is cut
@@ -414,6 +420,9 @@ class MiniLMEmbedder:
                                 f"({_GRAPH.get('failed', 'unknown reason')})",
                                 hint=f"unset {ENV_QUERY_RUNTIME} to fall back to onnxruntime")
         ids = [self._load_tokenizer().encode(text if text.strip() else " ").ids]
+        if graph is not None and len(ids[0]) > NUMPY_MAX_TOKENS and _query_runtime() != "numpy" \
+                and "onnxruntime" in sys.modules:
+            graph = None  # a long query: onnxruntime, loaded already, is faster
         if graph is not None:
             try:
                 return self._run(ids, graph)[0]

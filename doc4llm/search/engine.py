@@ -17,6 +17,7 @@ from doc4llm.corpus.model import list_sets, select_from, select_sets
 from doc4llm.corpus.paths import resolve_docs_dir
 from doc4llm.errors import InputError, NotFoundError
 from doc4llm.index.build import sync
+from doc4llm.index.embed_onnx import LONG_QUERY_WORDS
 from doc4llm.search.analyze import QueryAnalysis, analyze
 
 MAX_QUERY_CHARS = 1000
@@ -263,6 +264,11 @@ class Searcher:
                                     hint="import one: doc4llm import PATH --set NAME@VER (or pass --docs-dir)")
             chosen = [s.name for s in select_sets(self.docs_dir, sets)]
         timing: dict = {}
+        if len(query.split()) >= LONG_QUERY_WORDS and self.embedder_name != "none":
+            # a long query embeds faster on onnxruntime, which must load before usearch
+            from doc4llm.index.vectors import runtime_first
+
+            runtime_first(self._embedder_id() or "")
         self.prepare(chosen, timing)
         from doc4llm.index.build import set_summaries
 
