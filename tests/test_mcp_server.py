@@ -365,3 +365,21 @@ def test_get_toc_continuations_cover_the_page(session: dict) -> None:
     addresses = [s["address"] for p in pages for s in p["sections"]]
     assert len(addresses) == len(set(addresses)) == pages[0]["total_sections"]
     assert [p["offset"] for p in pages] == sorted({p["offset"] for p in pages})
+
+
+def test_compact_view_names_the_pages_a_repeated_entry_is_also_on() -> None:
+    """The token-frugal view keeps `also_in` as page names only."""
+    from doc4llm.mcp_server import compact_result
+
+    hit = {"rank": 1, "doc_set": "npm@11", "page": "Config", "heading_path": ["Config", "save-exact"],
+           "lines": [1690, 1696], "tokens": 46, "relevance": "high", "snippet": "exact version",
+           "url": None, "content_path": "md_docs/npm@11/Config/docContent.md",
+           "also_in": [{"doc_set": "npm@11", "page": "npm-link", "heading_path": ["npm-link", "save-exact"],
+                        "source": "commands/npm-link.md", "lines": [108, 114]},
+                       {"doc_set": "npm@11", "page": "npm-install", "heading_path": ["npm-install", "save-exact"],
+                        "source": "commands/npm-install.md", "lines": [380, 386]}]}
+    out = compact_result({"query": "save-exact", "confidence": 80, "abstained": False, "results": [hit]})
+    assert out["results"][0]["also_in"] == ["npm-link", "npm-install"]
+    plain = dict(hit, also_in=[])
+    assert "also_in" not in compact_result({"query": "q", "confidence": 80, "abstained": False,
+                                            "results": [plain]})["results"][0]
