@@ -157,10 +157,12 @@ def _parse_queries(data) -> list[dict]:
         folders = data.get("corpora") or {}
         for q in items:
             corpus = q.get("corpus")
-            labels = [Label(e.get("heading"), 2, file=e["file"], corpus=corpus, heading_only=True)
-                      for e in q.get("expected") or []]
-            labels += [Label(e.get("heading"), int(e.get("grade", 1)), file=e["file"], corpus=corpus,
-                             heading_only=True) for e in q.get("also_valid") or []]
+            # a label may name another corpus of the file (`"corpus": ...`): docs overlap
+            labels = [Label(e.get("heading"), 2, file=e["file"], corpus=e.get("corpus") or corpus,
+                            heading_only=True) for e in q.get("expected") or []]
+            labels += [Label(e.get("heading"), int(e.get("grade", 1)), file=e["file"],
+                             corpus=e.get("corpus") or corpus, heading_only=True)
+                       for e in q.get("also_valid") or []]
             kind = q.get("kind") or ("no_answer" if not labels else "general")
             out.append({"query": q["query"], "kind": kind, "labels": labels, "corpus": corpus,
                         "corpus_folder": folders.get(corpus) if isinstance(folders, dict) else None,

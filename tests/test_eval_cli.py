@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from conftest import run_cli
@@ -170,3 +171,28 @@ def test_a_result_counts_for_the_identical_sections_it_collapsed():
     other = Label("`npx` vs `npm exec`", 2, file="commands/other.md", heading_only=True)
     assert _grade([result], [want]) == [2]
     assert _grade([result], [other]) == [0]
+
+
+def test_a_label_can_name_a_section_of_another_corpus(tmp_path):
+    """Docs overlap (Fastify's "Log Redaction" answers a pino question): a label with its
+    own `corpus` is looked up there, the others in the query's corpus."""
+    from doc4llm.evaluation import bind_corpora, load_queries
+
+    fixtures = Path(__file__).parent / "fixtures" / "realworld"
+    docs = tmp_path / "md_docs"
+    for folder, set_name in (("fastify", "fastify@5"), ("pino", "pino@10")):
+        assert run_cli("import", fixtures / folder, "--set", set_name, "--docs-dir", docs).returncode == 0
+    qfile = tmp_path / "q.json"
+    qfile.write_text(json.dumps({"corpora": {"fastify": "fastify", "pino": "pino"}, "queries": [
+        {"id": "f1", "corpus": "fastify", "kind": "identifier", "query": "trustProxy",
+         "expected": [{"file": "Server.md", "heading": "`trustProxy`"}]},
+        {"id": "p1", "corpus": "pino", "kind": "howto", "query": "mixin",
+         "expected": [{"file": "api.md", "heading": "`mixin` (Function):"}],
+         "also_valid": [{"file": "Server.md", "heading": "`trustProxy`", "corpus": "fastify"}]}]}))
+    queries = load_queries(qfile)
+    bind_corpora(queries, docs)
+    own, other = queries[1]["labels"]
+    assert own.set_name == "pino@10" and other.set_name == "fastify@5"
+    hit = {"heading_path": ["Server", "Factory", "trustProxy"], "doc_set": "fastify@5", "page": "Server",
+           "source": "Server.md"}
+    assert other.matches(hit) and not own.matches(hit)

@@ -24,7 +24,8 @@ def docs(tmp_path_factory) -> Path:
     for s in BUNDLED.iterdir():
         if "@" in s.name and s.is_dir():
             shutil.copytree(s, d / s.name)
-    for name, set_name in (("starlette", "Starlette@test"), ("npm", "npm@test")):
+    for name, set_name in (("starlette", "Starlette@test"), ("npm", "npm@test"), ("fastify", "fastify@test"),
+                           ("pino", "pino@test")):
         r = run_cli("import", FIXTURES / name, "--set", set_name, "--docs-dir", d)
         assert r.returncode == 0, r.stderr
     return d
@@ -184,3 +185,42 @@ def test_sections_that_only_share_a_heading_stay_apart():
     out = collapse_repeats(ranked, rows)
     assert [item[0].sid for item, _ in out] == [1, 3]
     assert [a["page"] for a in out[0][1]] == ["b"] and out[1][1] == []
+
+
+def test_an_in_page_table_of_contents_does_not_answer_for_the_page(docs):
+    """Fastify's Errors page opens with a list of links to every error code: the code's
+    row in the table that explains it must win, not the list that only names it."""
+    res = search(docs, "FST_ERR_DEC_ALREADY_PRESENT")
+    assert res["results"][0]["heading_path"][-1] == "Fastify Error Codes"
+
+
+def test_table_of_contents_lines_are_not_indexed_but_other_links_are():
+    from doc4llm.index.build import own_text
+
+    toc = "## Errors\n**Table of contents**\n- [Errors](#errors)\n  - [Codes](#codes)\n    - [FST_X](#fst_x)\n"
+    assert "FST_X" not in own_text(toc) and "Table of contents" in own_text(toc)
+    one = "## Usage\nSee below.\n- [the options](#options)\n- [Guide](./guide.md)\n- [API](./api.md)\n"
+    assert own_text(one).count("](") == 3  # one in-page link is a reference, not a TOC
+    pages = "## Index\n- [Server](./Server.md)\n- [Routes](./Routes.md)\n- [Hooks](./Hooks.md)\n"
+    assert "Routes" in own_text(pages)  # links to other pages are the page's content
+
+
+def test_a_one_word_query_names_the_option_documented_under_it(docs):
+    """`mixin` is the option headed "`mixin` (Function):", not `mixinMergeStrategy`, whose
+    text says "mixin" more often."""
+    res = search(docs, "mixin")
+    assert res["results"][0]["heading_path"][-1] == "mixin (Function):"
+
+
+def test_a_name_qualified_by_its_doc_set_finds_the_member_entry(docs):
+    """Docs about fastify head its method `listen`; the question says `fastify.listen`."""
+    for query in ("fastify.listen", "what options does fastify.listen accept?"):
+        res = search(docs, query)
+        assert res["results"][0]["heading_path"][-1] == "listen", query
+    from doc4llm.search.features import _names_member
+
+    assert _names_member("fastify.listen", "listen", {"fastify"})
+    assert _names_member("reply.hijack()", ".hijack()", {"reply"})
+    assert not _names_member("express.listen", "listen", {"fastify"})
+    assert not _names_member("fastify.listen", "listen on a port", {"fastify"})
+    assert not _names_member("uv.lock", "lock", {"uv"})  # a file, not a member

@@ -23,17 +23,29 @@ from doc4llm.index.tokenize import tokens
 from doc4llm.secrets import redact, secret_values
 
 _HEADER_LINE = re.compile(r"^\s*(>\s*\*\*(Source|原文链接)\*\*\s*[:：].*|-{3,}\s*|提取的锚点数量.*)$")
+# `- [Fastify Error Codes](#fastify-error-codes)`: a line of a hand-written or generated
+# table of contents, a link to a heading of the same page
+_TOC_LINE = re.compile(r"^\s*+(?:[-*+]|\d+\.)\s++\[[^\]\n]{1,300}\]\(#[^)\s]{0,300}\)\s*+$")
+TOC_MIN_LINES = 3
 
 
 def own_text(text: str) -> str:
-    """A section's text without its heading line, the page header lines and HTML comment
-    blocks (invisible to readers; see corpus/comments.py)."""
+    """A section's text without its heading line, the page header lines, HTML comment
+    blocks (invisible to readers; see corpus/comments.py) and an in-page table of
+    contents: its links repeat the page's headings, so a page's intro would otherwise
+    match every name the page documents (Fastify's error-code list) and outrank the
+    section that explains it."""
     from doc4llm.corpus.comments import blank_html_comments
 
     lines = blank_html_comments(text).split("\n")
     if lines and lines[0].lstrip().startswith("#"):
         lines = lines[1:]
-    return "\n".join(ln for ln in lines if not _HEADER_LINE.match(ln))
+    lines = [ln for ln in lines if not _HEADER_LINE.match(ln)]
+    if "](#" in text:
+        toc = [bool(_TOC_LINE.match(ln)) for ln in lines]
+        if sum(toc) >= TOC_MIN_LINES:
+            lines = [ln for ln, is_toc in zip(lines, toc, strict=True) if not is_toc]
+    return "\n".join(lines)
 
 Progress = Callable[[str], None]
 

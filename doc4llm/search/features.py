@@ -147,7 +147,10 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     heads = " ".join(row["heading_path"])
     term_hits = [bool(term_pattern(t).search(text)) for t in qa.terms]
     f["exact"] = sum(term_hits) / len(qa.terms) if qa.terms else 0.0
-    head_hits = {tokens(t)[0] if tokens(t) else t: bool(term_pattern(t).search(heads)) for t in qa.terms}
+    owners = {_alnum((row.get("set_name") or "").split("@")[0]), _alnum(row.get("page") or "")} - {""}
+    forms = {t: _local_forms(t, owners) for t in qa.terms}
+    head_hits = {tokens(t)[0] if tokens(t) else t: any(term_pattern(x).search(heads) for x in forms[t])
+                 for t in qa.terms}
     body_hits = {tokens(t)[0] if tokens(t) else t: h for t, h in zip(qa.terms, term_hits, strict=True)}
     kws = keyword_stems(qa)
     head_toks = set((row.get("tok_title") or "").split()) or set(tokens(row["title"] or ""))
@@ -155,7 +158,8 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     body_toks = set((row.get("tok_body") or "").split())
 
     own_title = row["title"] or ""
-    own_term = {tokens(t)[0] if tokens(t) else t: bool(term_pattern(t).search(own_title)) for t in qa.terms}
+    own_term = {tokens(t)[0] if tokens(t) else t: any(term_pattern(x).search(own_title) for x in forms[t])
+                for t in qa.terms}
     own_hits = {k: own_term[k] if k in own_term else k in head_toks for k in kws}
 
     def in_head(k: str) -> bool:  # a term is matched as written, a keyword by its stem
@@ -194,9 +198,49 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     f["changes"] = 1.0 if page.get("changes") and not asks_changes else 0.0
     # a query that is only a name (`fs.readFile`) asks for the entry whose own heading is
     # that name, not the sub-sections that inherit it in their path
-    f["named_entry"] = 1.0 if qa.identifier_only and qa.terms and all(
-        _names_entry(t, own_title) for t in qa.terms) else 0.0
+    names = entry_names(qa)
+    f["named_entry"] = 1.0 if names and all(
+        _names_entry(t, own_title) or _names_member(t, own_title, owners) for t in names) else 0.0
     return f
+
+
+_ONE_NAME = re.compile(r"[A-Za-z][\w-]{2,60}")
+
+
+def entry_names(qa: QueryAnalysis) -> list[str]:
+    """The names a name-only query asks for: its identifiers (`fs.readFile`), or its one
+    word (`mixin`, an option documented under the heading "`mixin` (Function)")."""
+    if qa.identifier_only and qa.terms:
+        return qa.terms
+    raw = qa.raw.strip().strip("`")
+    return [raw] if _ONE_NAME.fullmatch(raw) else []
+
+
+# `uv.lock`, `fastify.d.ts`: a file named after the project, not a member of it
+_FILE_SUFFIX = re.compile(r"(lock|json|ya?ml|toml|md|txt|ini|cfg|conf|env|js|mjs|cjs|ts|py|d\.ts)", re.I)
+
+
+def _member_of(term: str, owners: set[str]) -> str:
+    """`listen` for `fastify.listen` when `fastify` is the doc set or the page: docs drop
+    the owner they are about from their headings."""
+    owner, dot, member = term.strip("`").partition(".")
+    if not dot or not member or _alnum(owner) not in owners or _FILE_SUFFIX.fullmatch(member):
+        return ""
+    return member
+
+
+def _local_forms(term: str, owners: set[str]) -> list[str]:
+    """`fastify.listen` as the docs of fastify write it in headings: also `listen`."""
+    member = _member_of(term, owners)
+    return [term, member] if member else [term]
+
+
+def _names_member(term: str, title: str, owners: set[str]) -> bool:
+    """`fastify.listen` names the heading `listen` (or `.listen()`), see _member_of."""
+    member = _member_of(term, owners)
+    if not member:
+        return False
+    return _names_entry(member, title.lstrip(".")) or _names_entry(member, title)
 
 
 _SIGNATURE = re.compile(r"[(\[][^()\[\]]{0,200}[)\]]")
