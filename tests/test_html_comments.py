@@ -97,3 +97,20 @@ def test_named_entry_and_own_heading_features():
     assert fe["wheading"] == fs["wheading"]  # the whole heading path names both
     long_q = analyze("how does fs.readFile handle file descriptors", [("node@test", None)])
     assert candidate_features(long_q, Candidate(1), entry, None, None, False, "", idf)["named_entry"] == 0.0
+
+
+def test_anchor_only_lines_are_invisible_text():
+    """pino puts `<a id="opt-mixin"></a>` before each option's heading, at the end of the
+    previous section: neither indexed there nor quoted as its snippet. An anchor right
+    under its heading stays in the indexed text (it repeats the heading's words)."""
+    from doc4llm.corpus.comments import is_anchor_line
+    from doc4llm.index.build import own_text
+    from doc4llm.search.results import best_passage
+
+    assert is_anchor_line('<a id="opt-mixin"></a>') and is_anchor_line('<a name="x"/> <span id="y"></span>')
+    assert not is_anchor_line('<a id="x">a visible link</a>') and not is_anchor_line('see <a id="x"></a>')
+    section = "#### `edgeLimit` (Number)\n\nDefault: `100`\n\nLimits the edges.\n\n<a id=\"opt-mixin\"></a>\n"
+    assert "mixin" not in own_text(section)
+    assert "prefixing" in own_text('### Route Prefixing\n<a id="route-prefixing"></a>\n\nText.\n')
+    text, _ = best_passage(section, 1, ["opt", "mixin"], [])
+    assert "<a" not in text

@@ -56,3 +56,15 @@ def blank_html_comments(text: str) -> str:
                 continue
         i += 1
     return "\n".join(lines)
+
+
+# `<a id="opt-mixin"></a>` on a line of its own: an anchor for a link target, invisible
+# in the rendered page. pino writes one before each option's heading, so it ends the
+# previous section, where its words ("opt mixin") would make that section match.
+_ANCHOR_LINE = re.compile(
+    r"^\s*+(?:<(a|span)\s[^<>\n]{0,300}>\s*+</(?:a|span)>\s*+|<a\s[^<>\n]{0,300}/>\s*+)+$", re.IGNORECASE)
+
+
+def is_anchor_line(line: str) -> bool:
+    """The line holds only empty HTML anchors (`<a id=...></a>`, `<a name=.../>`)."""
+    return "<" in line and bool(_ANCHOR_LINE.match(line))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from doc4llm.corpus.comments import blank_html_comments
+from doc4llm.corpus.comments import blank_html_comments, is_anchor_line
 from doc4llm.corpus.paths import CONTENT_FILE, TOC_FILE
 from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.index.tokenize import tokens
@@ -54,7 +54,7 @@ def passages(text: str, first_line: int) -> list[tuple[int, int, str]]:
 def best_passage(text: str, first_line: int, query_stems: list[str], terms: list[str]) -> tuple[str, list[int]]:
     """The passage that matched: most query terms (exact identifiers count triple)."""
     ps = passages(blank_html_comments(text), first_line)
-    body = [p for p in ps if not re.match(r"^\s{0,3}#{1,6}\s", p[2])] or ps
+    body = [p for p in ps if not re.match(r"^\s{0,3}#{1,6}\s", p[2]) and not is_anchor_line(p[2])] or ps
     if not body:
         return "", [first_line, first_line]
     pats = [term_pattern(t) for t in terms]
