@@ -32,8 +32,10 @@ OUT = Path(__file__).resolve().parents[1] / "doc4llm" / "search" / "ranking_mode
 # any reference or guide section that matches as well (unless the query asks about changes);
 # a name-only query (`fs.readFile`) prefers the entry titled by it over sub-sections that
 # inherit the name in their path (the dev corpora's identifier queries are all right
-# already, so there is nothing to fit it on).
-FIXED = {"slug": 2.0, "changes": -4.0, "named_entry": 2.0}
+# already, so there is nothing to fit it on); an error catalog's entries (pydantic's
+# `int_parsing`) step back for questions that neither quote an error nor name an entry
+# (only pydantic has one, so leave-one-corpus-out cannot estimate it: in-sample -1.4).
+FIXED = {"slug": 2.0, "changes": -4.0, "named_entry": 2.0, "err_catalog": -1.5}
 
 
 def _as_result(row: dict) -> dict:

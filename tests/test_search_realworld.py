@@ -224,3 +224,34 @@ def test_a_name_qualified_by_its_doc_set_finds_the_member_entry(docs):
     assert not _names_member("express.listen", "listen", {"fastify"})
     assert not _names_member("fastify.listen", "listen on a port", {"fastify"})
     assert not _names_member("uv.lock", "lock", {"uv"})  # a file, not a member
+
+
+def test_an_error_catalog_is_recognised_and_steps_back_for_other_questions():
+    """pydantic's validation_errors page: 100+ entries headed by their codes. A question
+    about something else must not land on `invalid_key` through the word "key"; a query
+    that quotes an error or names the code still does."""
+    from types import SimpleNamespace
+
+    from doc4llm.search.features import _classify_page, candidate_features
+    from doc4llm.search.fusion import Candidate
+
+    codes = [f"`{w}_type`" for w in ("int", "bool", "dict", "list", "set", "str", "bytes", "float",
+                                     "date", "time", "url", "uuid", "decimal", "enum", "tuple")]
+    catalog = _classify_page("Validation Errors", "validation_errors", "errors/validation_errors.md",
+                             ["Validation Errors", *codes])
+    assert catalog["error_catalog"]
+    assert not _classify_page("Server", "Server", "Reference/Server.md", codes)["error_catalog"]  # options
+    assert not _classify_page("Errors", "errors", "errors.md", ["Errors", "Handling", *codes[:5]])["error_catalog"]
+
+    row = {"text": "## `dict_type`\nThis error is raised when the input is not a dict.", "title": "`dict_type`",
+           "heading_path": ["validation_errors", "dict_type"], "level": 2, "words": 10, "set_name": "pydantic@2",
+           "page": "validation_errors", "tok_title": "dict_type dict type", "tok_path": "", "tok_body": ""}
+
+    def feats(query: str, qtype: str, identifier_only: bool) -> dict:
+        qa = SimpleNamespace(raw=query, terms=["dict_type"] if identifier_only else [], keywords=["keys"],
+                             stems=["key"], query_type=qtype, identifier_only=identifier_only)
+        return candidate_features(qa, Candidate(1, score=1.0), row, catalog, None, False, "", {})
+
+    assert feats("what keys are in each error dict", "api_reference", False)["err_catalog"] == 1.0
+    assert feats("Input should be a valid dictionary [type=dict_type]", "error", False)["err_catalog"] == 0.0
+    assert feats("dict_type", "code_lookup", True)["err_catalog"] == 0.0

@@ -56,7 +56,7 @@ def _alnum(text: str) -> str:
 
 
 def page_facts(conn, page_ids: list[int]) -> dict[int, dict]:
-    """{page id: {"changes": bool, "title_toks": set, "names": set}} (cached per page version)."""
+    """{page id: {"changes", "title_toks", "names", "error_catalog"}} (cached per page version)."""
     ids = sorted(set(page_ids))
     if not ids:
         return {}
@@ -97,7 +97,14 @@ def _classify_page(title: str, page: str, source: str, headings: list[str]) -> d
         by_shape = bool(re.search(r"\bv?\d+(?:\.\d+)*\b", title)) or (
             changed >= 3 and changed >= 0.2 * len(headings))
     toks = set(tokens(f"{title} {page} {stem_name}"))
-    return {"changes": bool(by_name or by_shape), "title_toks": toks, "names": names}
+    # an error catalog: a page about errors whose entries are headed by their codes
+    # (pydantic's `int_parsing`, Node's `ERR_INVALID_ARG_TYPE`)
+    coded = sum(1 for h in headings if _CODE_HEADING.fullmatch(h.strip()))
+    catalog = coded >= 15 and coded >= 0.5 * len(headings) and "error" in f"{title} {page} {stem_name}".casefold()
+    return {"changes": bool(by_name or by_shape), "title_toks": toks, "names": names, "error_catalog": catalog}
+
+
+_CODE_HEADING = re.compile(r"`?[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+`?")
 
 
 def keyword_stems(qa: QueryAnalysis) -> list[str]:
@@ -196,6 +203,9 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     f["depth"] = min(len(row["heading_path"]), 6) / 6.0
     f["length"] = min(1.0, math.log1p(words) / math.log(2000))
     f["changes"] = 1.0 if page.get("changes") and not asks_changes else 0.0
+    # an error code's entry answers a question that quotes the error or names the code
+    f["err_catalog"] = 1.0 if (page.get("error_catalog") and qa.query_type != "error"
+                               and not qa.identifier_only) else 0.0
     # a query that is only a name (`fs.readFile`) asks for the entry whose own heading is
     # that name, not the sub-sections that inherit it in their path
     names = entry_names(qa)
