@@ -17,6 +17,7 @@ from doc4llm.search.english import is_common_word
     ("devops", "run it in an Azure DevOps pipeline"),
     ("ldap", "set up a private registry with LDAP authentication"),  # acronyms: 3-6 letters
     ("sla", "what uptime SLA does it guarantee"),
+    ("socks5", "route downloads through a SOCKS5 proxy"),  # an acronym with its version
 ])
 def test_names(word, query):
     assert written_as_name(word, query)
@@ -60,3 +61,26 @@ def test_common_word_list_matches_the_shipped_tokenizer():
 
     vocab = json.loads(TOKENIZER_PATH.read_text(encoding="utf-8"))["model"]["vocab"]
     assert WORDS_PATH.read_text(encoding="utf-8").split() == derive_common_words(vocab)
+
+
+def test_a_versioned_acronym_is_absent_only_when_its_letters_are(tmp_path):
+    """SOCKS5 in docs that never say SOCKS: not found. HTTP2 in docs that write HTTP/2:
+    answered."""
+    import json
+
+    from conftest import run_cli
+
+    docs = tmp_path / "md_docs"
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "http.md").write_text("# HTTP/2\n\nFastify serves HTTP/2 over TLS with the `http2` option.\n\n"
+                                 "## Proxies\n\nSet the proxy for every download in the config file.\n")
+    (src / "install.md").write_text("# Install\n\nDownload packages and install them from the index.\n")
+    assert run_cli("import", src, "--set", "web@1", "--docs-dir", docs).returncode == 0
+    out = {}
+    for q in ("route downloads through a SOCKS5 proxy", "serve HTTP2 over TLS"):
+        r = run_cli("search", q, "--docs-dir", docs, "--embedder", "none", "--json")
+        out[q] = json.loads(r.stdout)
+    assert out["route downloads through a SOCKS5 proxy"]["abstained"]
+    assert "socks5" in [w.casefold() for w in out["route downloads through a SOCKS5 proxy"]["coverage"]["absent_names"]]
+    assert out["serve HTTP2 over TLS"]["coverage"]["absent_names"] == []

@@ -221,22 +221,31 @@ MDX_ATOMS = ["<Tabs>", "</Tabs>", "<TabItem label=\"a\">", "<Note title='x' />",
              "export const a = {", "}", "{/* c */}", "<!--", "-->", "```", "~~~", "\n", " ", "x", "<", ">"]
 
 
-@given(st.lists(st.sampled_from(MD_ATOMS + MDX_ATOMS), max_size=80).map("".join))
-def test_mdx_and_comment_rewrites_keep_every_line(text):
-    """Both rewrites are line for line (line numbers of sections stay true) and linear."""
+MYST_ATOMS = ["```{note}", "````{tab} A", "```{code-block} python", ":::{tip}", "::::{tab-set}", ":::",
+              "```{versionchanged} 2.0", ":class: x", "(label)=", "<a id=\"x\"></a>", "- [A](#a)", "````"]
+
+
+def _rewrites():
     from doc4llm.corpus.comments import blank_html_comments
     from doc4llm.ingest.mdx_blocks import rewrite_mdx
+    from doc4llm.ingest.mkdocs_blocks import rewrite_mkdocs_blocks
+    from doc4llm.ingest.myst_blocks import rewrite_myst_blocks
 
-    for fn in (rewrite_mdx, blank_html_comments):
+    return (rewrite_mdx, blank_html_comments, rewrite_mkdocs_blocks, rewrite_myst_blocks)
+
+
+@given(st.lists(st.sampled_from(MD_ATOMS + MDX_ATOMS + MYST_ATOMS), max_size=80).map("".join))
+def test_import_rewrites_keep_every_line(text):
+    """Every import rewrite is line for line (line numbers of sections stay true) and linear."""
+    for fn in _rewrites():
         assert _timed(fn, text).count("\n") == text.count("\n")
 
 
 @given(long_runs())
-def test_mdx_and_comment_rewrites_are_linear_on_long_runs(text):
-    from doc4llm.corpus.comments import blank_html_comments
-    from doc4llm.ingest.mdx_blocks import rewrite_mdx
+def test_import_rewrites_and_indexed_text_are_linear_on_long_runs(text):
+    from doc4llm.index.build import own_text
 
-    for fn in (rewrite_mdx, blank_html_comments):
+    for fn in (*_rewrites(), own_text):
         _timed(fn, text)
 
 

@@ -60,11 +60,14 @@ def blank_html_comments(text: str) -> str:
 
 # `<a id="opt-mixin"></a>` on a line of its own: an anchor for a link target, invisible
 # in the rendered page. pino writes one before each option's heading, so it ends the
-# previous section, where its words ("opt mixin") would make that section match.
+# previous section, where its words ("opt mixin") would make that section match. MyST's
+# target label, `(wheel-caching)=`, is the same thing.
 _ANCHOR_LINE = re.compile(
     r"^\s*+(?:<(a|span)\s[^<>\n]{0,300}>\s*+</(?:a|span)>\s*+|<a\s[^<>\n]{0,300}/>\s*+)+$", re.IGNORECASE)
+_MYST_TARGET = re.compile(r"^ {0,3}\([^()\n]{1,200}\)=\s*$")
 
 
 def is_anchor_line(line: str) -> bool:
-    """The line holds only empty HTML anchors (`<a id=...></a>`, `<a name=.../>`)."""
-    return "<" in line and bool(_ANCHOR_LINE.match(line))
+    """The line holds only empty HTML anchors (`<a id=...></a>`, `<a name=.../>`) or is a
+    MyST target label (`(name)=`)."""
+    return ("<" in line and bool(_ANCHOR_LINE.match(line))) or (")=" in line and bool(_MYST_TARGET.match(line)))

@@ -21,6 +21,7 @@ from doc4llm.corpus.writer import SetWriter
 from doc4llm.errors import InputError
 from doc4llm.ingest.mdx_blocks import rewrite_mdx
 from doc4llm.ingest.mkdocs_blocks import rewrite_mkdocs_blocks
+from doc4llm.ingest.myst_blocks import rewrite_myst_blocks
 
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv"}
@@ -165,7 +166,7 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
         if file.suffix.lower() == ".mdx":
             text = rewrite_mdx(text)
         title, body = page_title_and_body(text, file.stem)
-        body = rewrite_mkdocs_blocks(body)
+        body = rewrite_myst_blocks(rewrite_mkdocs_blocks(body))
         result = writer.write_page(title, body, source=rel, key=rel)
         keys.add(rel)
         getattr(summary, result.status).append(result.folder)

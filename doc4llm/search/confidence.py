@@ -162,13 +162,21 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
     key_absent = any(k in nowhere and not _everyday(k, qa) for k in specific)
     single_anchor = (n >= ANCHOR_MIN_SECTIONS and n_words >= 3 and matched_first + exact_first <= 1
                      and key_absent)
-    absent_names = [w for w in nowhere if w in specific and written_as_name(w, qa.raw)] \
-        if qa.query_type != "error" else []
+    absent_names = [w for w in nowhere if w in specific and written_as_name(w, qa.raw)
+                    and _letters_absent(w, conn, sets)] if qa.query_type != "error" else []
     report = {"covered": covered, "uncovered": uncovered, "absent_from_docs": nowhere,
               "single_anchor": single_anchor, "absent_names": absent_names,
               "strong_absent": [t for t in nowhere if t in qa.terms and is_strong_identifier(t)
                                 and not _PATHLIKE.match(t)] if _names_only(qa) else []}
     return feats, report
+
+
+def _letters_absent(word: str, conn, sets: list[str]) -> bool:
+    """SOCKS5 is absent only if SOCKS is too: docs write HTTP2 as "HTTP/2"."""
+    letters = word.rstrip("0123456789")
+    if letters == word or not letters:
+        return True
+    return _df(conn, stem(letters.casefold()), sets) == 0
 
 
 NAMED_PAGE_CONFIDENCE = 80  # floor when result 1 opens the page the query names
@@ -181,6 +189,9 @@ CAP_MAX_WORDS = 6  # a question this short that names an absent identifier is ab
 
 _FILE_NAME = re.compile(r"[A-Za-z0-9][\w\-]*\.[a-z]{2,5}")
 _EDGE_PUNCT = "\"'`()[]{},;:!?"
+
+
+_VERSIONED_ACRONYM = re.compile(r"[A-Z]{2,6}\d{1,2}")
 
 
 def written_as_name(word: str, raw: str) -> bool:
@@ -203,6 +214,8 @@ def written_as_name(word: str, raw: str) -> bool:
             return True
         if tok.isupper() and tok.isalpha() and 3 <= len(tok) <= 6:
             return True  # an acronym: LDAP, QUIC, SAML
+        if _VERSIONED_ACRONYM.fullmatch(tok):
+            return True  # SOCKS5, EC2 (the caller checks the letters too: HTTP2 is HTTP/2)
         if not tok[:1].isupper() or tok.isupper():
             continue
         if i > 0 or any(a.islower() and b.isupper() for a, b in zip(tok, tok[1:], strict=False)):

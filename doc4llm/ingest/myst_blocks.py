@@ -1,0 +1,117 @@
+"""MyST directives -> plain markdown, on import, keeping every line where it was.
+
+Sphinx sites written in MyST markdown (pip, Jupyter Book, black) put their notes,
+version notes and tabs in fenced directives:
+
+    ```{note}                     ```{versionchanged} 20.3        :::{tip}
+    Prose of the note.            Prose.                          Prose.
+    ```                           ```                             :::
+
+Any other markdown reader takes a backtick directive for a code block: the prose of a
+note becomes "code" (the section's content type, its snippet and its words all suffer).
+So, on import, a directive that holds prose becomes a quote, `> **Note**` then `> body`
+(`> **Changed in 20.3**` for version notes, `> **Title**` for `{admonition} Title` and
+`{tab} Title`), the way MkDocs admonitions are rewritten; its option lines (`:class:
+tip`) go. `{code-block} python` and `{code} python` become an ordinary ```` ```python ````
+fence. Directives of other kinds (`{toctree}`, `{literalinclude}`, a site's own such as
+`{pip-cli}`) stay as written. One line in, one line out: line numbers and section ranges
+keep pointing at the same text. Target labels (`(wheel-caching)=`) stay in the page; the
+index treats them as anchors (corpus/comments.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+_OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,}|:{3,})[ \t]*\{([A-Za-z][\w:.-]{0,40})\}[ \t]*(.*)$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_OPTION = re.compile(r"^[ \t]*:[\w-]{1,40}:")
+_PROSE = {
+    "note", "warning", "tip", "caution", "important", "attention", "danger", "error", "hint",
+    "seealso", "admonition", "versionadded", "versionchanged", "deprecated", "versionremoved",
+    "tab", "tab-item", "dropdown", "card", "topic", "sidebar", "margin", "todo", "div",
+}
+_CODE = {"code-block", "code", "sourcecode", "code-cell"}
+_CONTAINERS = {"tab-set", "grid", "grid-item", "grid-item-card", "card-carousel", "container", "only"}
+_VERSION_TITLE = {"versionadded": "New in", "versionchanged": "Changed in", "deprecated": "Deprecated since",
+                  "versionremoved": "Removed in"}
+MAX_DEPTH = 6  # nesting deeper than real pages use stays as written: output stays linear
+_MAY_HOLD = re.compile(r"^ {0,3}(?:`{3,}|~{3,}|:{3,})[ \t]*\{", re.MULTILINE)
+
+
+def rewrite_myst_blocks(text: str) -> str:
+    """Prose directives to quotes, code directives to fences (see the module doc)."""
+    if not _MAY_HOLD.search(text):
+        return text
+    return "\n".join(_rewrite(text.split("\n")))
+
+
+def _closes(line: str, marker: str) -> bool:
+    s = line.strip()
+    return len(s) >= len(marker) and s[0] == marker[0] and not s.strip(marker[0])
+
+
+def _title(name: str, arg: str) -> str:
+    if name in _VERSION_TITLE:
+        return f"{_VERSION_TITLE[name]} {arg}".strip()
+    if arg and name in {"admonition", "tab", "tab-item", "dropdown", "card", "topic", "sidebar"}:
+        return arg
+    return name.replace("-", " ").capitalize()
+
+
+def _rewrite(lines: list[str]) -> list[str]:
+    """One pass with a stack of open directives. Inside a prose directive or a container
+    the text is rewritten as at the top level (a plain code fence there stays code,
+    quoted); nothing inside code, or inside a directive kept as written, is touched."""
+    out: list[str] = []
+    stack: list[tuple[str, str]] = []  # (opening marker, "prose" | "container" | "code" | "keep")
+    code_fence: str | None = None  # a plain fence open at the current level
+    at_options = False  # just after a directive's opening line: `:class: tip` lines go
+
+    def emit(s: str) -> None:  # quoted once per prose directive open around it
+        out.append(("> " * sum(1 for _, kind in stack if kind == "prose") + s).rstrip())
+
+    for line in lines:
+        if at_options and _OPTION.match(line):
+            emit("")
+            continue
+        at_options = False
+        if code_fence is not None:
+            if _closes(line, code_fence):
+                code_fence = None
+            emit(line)
+            continue
+        if stack and stack[-1][1] in ("code", "keep"):
+            if _closes(line, stack[-1][0]):
+                stack.pop()
+            emit(line)
+            continue
+        if stack and _closes(line, stack[-1][0]):
+            stack.pop()
+            emit("")
+            continue
+        opened = _OPEN.match(line) if len(stack) < MAX_DEPTH else None
+        if opened:
+            pad, marker, name, arg = opened.groups()
+            name, arg = name.casefold(), arg.strip()
+            if name in _PROSE:
+                title = _title(name, arg)
+                rest = arg if arg and arg not in title else ""  # `{note} Text`: text, not a title
+                emit(f"{pad}> **{title}**" + (f" {rest}" if rest else ""))
+                stack.append((marker, "prose"))
+            elif name in _CODE and marker[0] != ":":
+                emit(f"{pad}{marker}{arg.split()[0] if arg else ''}")
+                stack.append((marker, "code"))
+            elif name in _CONTAINERS or marker[0] == ":":
+                emit("")  # `{tab-set}`, `{grid}`: only the directives inside them show
+                stack.append((marker, "container"))
+            else:
+                emit(line)
+                stack.append((marker, "keep"))
+            at_options = True
+            continue
+        fence = _FENCE.match(line)
+        if fence:
+            code_fence = fence.group(1)
+        emit(line)
+    return out

@@ -1,0 +1,54 @@
+"""MyST pages (Sphinx sites written in markdown: pip, Jupyter Book) import as markdown:
+prose directives become quotes, code directives fences, line for line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import run_cli
+
+from doc4llm.ingest.myst_blocks import rewrite_myst_blocks
+
+FIXTURE = Path(__file__).parent / "fixtures" / "myst"
+
+
+def test_rewrite_keeps_lines_and_turns_prose_directives_into_quotes():
+    src = (FIXTURE / "caching.md").read_text(encoding="utf-8")
+    out = rewrite_myst_blocks(src)
+    lines = out.split("\n")
+    assert len(lines) == len(src.split("\n"))
+    assert "> **New in 6.0**" in lines and "> **Changed in 20.0**" in lines
+    assert "> pip now caches wheels when building from an immutable Git reference." in lines
+    assert "> **Note**" in lines and ":class: tip" not in out
+    assert "> ```python" in lines and "> # not a heading: code inside the note" in lines
+    assert "> **Unix**" in lines and "{tab-set}" not in out and "{tab-item}" not in out
+    assert "```python" in lines and ":caption: in a script" not in out  # code-block: a fence
+    assert "```{pip-cli}" in lines  # a site's own directive stays as written
+    assert rewrite_myst_blocks("plain text\n```python\nx = 1\n```\n") == "plain text\n```python\nx = 1\n```\n"
+
+
+def test_imported_myst_page_has_prose_sections_and_targets_stay_out_of_the_index(tmp_path):
+    docs = tmp_path / "md_docs"
+    r = run_cli("import", FIXTURE, "--set", "pip@23", "--docs-dir", docs)
+    assert r.returncode == 0, r.stderr
+    toc = (docs / "pip@23" / "Caching" / "docTOC.md").read_text(encoding="utf-8")
+    assert "not a heading" not in toc and "Avoiding caching" in toc
+    r = run_cli("search", "wheel cache keyed by the requirement hash", "--docs-dir", docs,
+                "--embedder", "none", "--json")
+    top = json.loads(r.stdout)["results"][0]
+    assert top["heading_path"][-1] == "Locally built wheels"
+    assert top["content_type"] == "prose"  # the note is text, not a code block
+    assert "avoiding" not in top["snippet"].casefold()
+    r = run_cli("search", "avoiding caching", "--docs-dir", docs, "--embedder", "none", "--json")
+    assert json.loads(r.stdout)["results"][0]["heading_path"][-1] == "Avoiding caching"
+
+
+def test_hostile_nesting_stays_linear():
+    import time
+
+    text = "```{note}\n" * 20_000 + "text\n" + "```\n" * 20_000
+    t = time.perf_counter()
+    out = rewrite_myst_blocks(text)
+    assert time.perf_counter() - t < 2.0
+    assert len(out) < 4 * len(text) and out.count("\n") == text.count("\n")
