@@ -255,3 +255,26 @@ def test_an_error_catalog_is_recognised_and_steps_back_for_other_questions():
     assert feats("what keys are in each error dict", "api_reference", False)["err_catalog"] == 1.0
     assert feats("Input should be a valid dictionary [type=dict_type]", "error", False)["err_catalog"] == 0.0
     assert feats("dict_type", "code_lookup", True)["err_catalog"] == 0.0
+
+
+def test_a_question_names_a_release_only_when_it_asks_about_versions():
+    """"bump the minor version of my project" is about the user's version, not the
+    product's releases: release notes stay behind. A named release finds its entry."""
+    from doc4llm.search.features import _same_version, asks_about_changes
+
+    for q in ("what's new in hatch 1.16?", "which versions added the --frozen flag", "in version 2 the API",
+              "what changed in url_path_for in 0.36", "is this deprecated"):
+        assert asks_about_changes(q), q
+    for q in ("bump the minor version of my project", "test my library against several Python versions",
+              "take the package version from an environment variable"):
+        assert not asks_about_changes(q), q
+    assert _same_version("what's new in hatch 1.16?", "Hatch v1.16.0")
+    assert _same_version("what's new in 1.16", "1.16.5 - 2026-02-26")
+    assert not _same_version("what's new in 1.16", "1.17.0 - 2026-05-31")
+    assert not _same_version("changes in 1.16.5", "1.16.0")
+    assert not _same_version("changes in 2.0", "Hatch v1.20.0") and not _same_version("no version here", "1.2")
+
+
+def test_the_release_a_question_names_comes_first(docs):
+    res = search(docs, "what's new in starlette 0.35")
+    assert res["results"][0]["heading_path"][1] == "0.35.0 (December 2023)"

@@ -195,6 +195,9 @@ def test_escaped_heading_reads_back_as_the_same_text(text):
     ("The `a*b` [link](u) ![badge](b.svg) **bold** `[x](y)`", "The a*b link bold [x](y)", None),
     ("[Nested (paren)](https://e.x/a_(b)) done", "Nested (paren) done", None),
     ("Mixed `__init__` and __bold__", "Mixed __init__ and bold", None),
+    ("Features (extras) ### {: #features }", "Features (extras)", "features"),  # hatch: closing hashes
+    ("Name (*required*) ## {: #name }", "Name (required)", "name"),
+    ("C# {#csharp}", "C#", "csharp"),  # a hash that is part of a word stays
 ])
 def test_scanner_titles_are_plain_and_attribute_lists_give_anchors(raw, title, anchor):
     [sec] = parse_sections(f"## {raw}\n\ntext\n")

@@ -59,6 +59,7 @@ _ATTR_LIST = re.compile(
     r"(?:[ \t]+(?:[#.][\w:.\-]+|[\w\-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}\"']*)))*)[ \t]*\}"
 )
 _ATTR_ID = re.compile(r"(?:^|[ \t])#([\w:.\-]+)")
+_CLOSING_HASHES = re.compile(r"(?<=[ \t])#++$")
 # `> **Source**: x` (ours), `> **原文链接**: x` and a bare `原文链接: x` (upstream)
 _SOURCE_LINE = re.compile(r"^>?\s*(?:\*\*(?:Source|原文链接)\*\*|原文链接)\s*[:：]\s*(.*)$")
 _FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
@@ -381,7 +382,10 @@ def split_attributes(raw: str) -> tuple[str, str | None]:
     if not m:
         return raw, None
     ident = _ATTR_ID.search(m.group(1))
-    return stripped[:brace].rstrip(), ident.group(1) if ident else None
+    # `### Features (extras) ### {: #features }` (Python-Markdown, hatch's docs): the
+    # closing hashes sit before the list, so they close the heading once it is gone
+    title = _CLOSING_HASHES.sub("", stripped[:brace].rstrip()).rstrip()
+    return title, ident.group(1) if ident else None
 
 
 def plain_title(raw: str) -> str:

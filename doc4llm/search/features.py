@@ -40,9 +40,14 @@ _MIGRATION_NAME = re.compile(r"(?:^|[\s/_\-.(])(migrat\w*|upgrad\w*)", re.I)
 _CHANGE_HEADING = re.compile(
     r"\b(changes?\s+(?:to|in)|changed|removed|deprecated|moved|renamed|no\s+longer|breaking|"
     r"new\s+in|introduction\s+of|v\d+)\b", re.I)
+# a question about the product's versions, not one that only says "version" ("bump the
+# minor version of my project", "test against several Python versions")
 _ASKS_CHANGES = re.compile(
-    r"\b(change ?log|release notes?|released?|version(?:s|ed)?|changed|changes|new in|"
-    r"deprecat\w*|removed in|breaking|upgrad\w*|migrat\w*|history|since)\b|\bv?\d+\.\d+", re.I)
+    r"\b(change ?log|release notes?|released?|changed|changes|new in|what'?s new|"
+    r"deprecat\w*|removed in|breaking|upgrad\w*|migrat\w*|history|since|"
+    r"(?:in|since|from|newer|older|latest|new|previous|next|old)\s+versions?|"
+    r"versions?\s+(?:v?\d|added|introduced|removed|changed))\b|\bv?\d+\.\d+", re.I)
+_VERSION = re.compile(r"(?<![\w.])v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?![.\d])")
 
 _PAGE_CACHE: dict[tuple[int, str], dict] = {}
 
@@ -203,6 +208,8 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     f["depth"] = min(len(row["heading_path"]), 6) / 6.0
     f["length"] = min(1.0, math.log1p(words) / math.log(2000))
     f["changes"] = 1.0 if page.get("changes") and not asks_changes else 0.0
+    # "what's new in hatch 1.16?" -> the notes headed "Hatch v1.16.0", not 1.17's
+    f["version_match"] = 1.0 if asks_changes and _same_version(qa.raw, own_title) else 0.0
     # an error code's entry answers a question that quotes the error or names the code
     f["err_catalog"] = 1.0 if (page.get("error_catalog") and qa.query_type != "error"
                                and not qa.identifier_only) else 0.0
@@ -212,6 +219,19 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     f["named_entry"] = 1.0 if names and all(
         _names_entry(t, own_title) or _names_member(t, own_title, owners) for t in names) else 0.0
     return f
+
+
+def _same_version(query: str, heads: str) -> bool:
+    """A version the query names (1.16, v2.0.1) is in this heading (1.16 names 1.16.0
+    and 1.16.5 too): the entry for that release, not its sub-sections."""
+    want = {m.groups() for m in _VERSION.finditer(query)}
+    if not want:
+        return False
+    for m in _VERSION.finditer(heads):
+        major, minor, patch = m.groups()
+        if any(w[0] == major and w[1] == minor and w[2] in (None, patch) for w in want):
+            return True
+    return False
 
 
 _ONE_NAME = re.compile(r"[A-Za-z][\w-]{2,60}")

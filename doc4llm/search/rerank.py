@@ -79,7 +79,7 @@ def rerank(qa: QueryAnalysis, cands: list[Candidate], rows: dict[int, dict], dep
         c.raw["fused"] = f["fused"]
         c.score = model_score(f, mode)
         for k in ("exact", "heading", "coverage", "page_match", "slug", "prefer", "intro", "empty",
-                  "changes", "named_entry", "own_head", "err_catalog"):
+                  "changes", "named_entry", "own_head", "err_catalog", "version_match"):
             if f.get(k):
                 c.parts[f"rerank.{k}"] = round(f[k], 3)
         if f["exact"] >= 1.0 and "exact" not in c.found_by:
