@@ -198,6 +198,10 @@ def test_escaped_heading_reads_back_as_the_same_text(text):
     ("Features (extras) ### {: #features }", "Features (extras)", "features"),  # hatch: closing hashes
     ("Name (*required*) ## {: #name }", "Name (required)", "name"),
     ("C# {#csharp}", "C#", "csharp"),  # a hash that is part of a word stays
+    ("platform {: #platform cmd-line env-var }", "platform", "platform"),  # cibuildwheel: bare words
+    ("environment-pass {: #environment-pass env-var=\"CIBW_X\" toml}", "environment-pass", "environment-pass"),
+    ("Android {: android}", "Android", "android"),  # `{:` opens an attribute list
+    ("Braces {word other}", "Braces {word other}", "braces-word-other"),  # no `{:`, no id: text
 ])
 def test_scanner_titles_are_plain_and_attribute_lists_give_anchors(raw, title, anchor):
     [sec] = parse_sections(f"## {raw}\n\ntext\n")

@@ -58,6 +58,12 @@ _ATTR_LIST = re.compile(
     r"\{:?[ \t]*((?:[#.][\w:.\-]+|[\w\-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}\"']*))"
     r"(?:[ \t]+(?:[#.][\w:.\-]+|[\w\-]+=(?:\"[^\"]*\"|'[^']*'|[^\s}\"']*)))*)[ \t]*\}"
 )
+# ... or, opened by `{:` or by an id, any attributes, bare words too (cibuildwheel's
+# `{: #platform cmd-line env-var }` and `{: android}`)
+_ANY_ATTR = r"(?:[#.][\w:.\-]+|[\w\-]+(?:=(?:\"[^\"]*\"|'[^']*'|[^\s}\"']*))?)"
+_ATTR_LIST_LOOSE = re.compile(
+    r"\{(?::[ \t]*" + _ANY_ATTR + r"|:?[ \t]*#[\w:.\-]+)(?:[ \t]+" + _ANY_ATTR + r")*[ \t]*\}"
+)
 _ATTR_ID = re.compile(r"(?:^|[ \t])#([\w:.\-]+)")
 _CLOSING_HASHES = re.compile(r"(?<=[ \t])#++$")
 # `> **Source**: x` (ours), `> **原文链接**: x` and a bare `原文链接: x` (upstream)
@@ -378,10 +384,10 @@ def split_attributes(raw: str) -> tuple[str, str | None]:
     brace = stripped.rfind("{")
     if brace < 0 or (brace and stripped[brace - 1] == "\\"):
         return raw, None
-    m = _ATTR_LIST.fullmatch(stripped, brace)
+    m = _ATTR_LIST.fullmatch(stripped, brace) or _ATTR_LIST_LOOSE.fullmatch(stripped, brace)
     if not m:
         return raw, None
-    ident = _ATTR_ID.search(m.group(1))
+    ident = _ATTR_ID.search(m.group(0)[1:-1])
     # `### Features (extras) ### {: #features }` (Python-Markdown, hatch's docs): the
     # closing hashes sit before the list, so they close the heading once it is gone
     title = _CLOSING_HASHES.sub("", stripped[:brace].rstrip()).rstrip()

@@ -17,7 +17,7 @@ from pathlib import Path
 from doc4llm.corpus.paths import INDEX_DIRNAME
 
 MMAP_BYTES = 1 << 30  # address space, not memory: pages are mapped as they are read
-FORMAT_VERSION = "11"  # 11: closing hashes before a heading attribute list; 10: MyST targets are anchors; 9: a section's trailing anchors and in-page tables of contents not indexed; 5: plain heading titles, attribute-list anchors, MkDocs blocks rewritten
+FORMAT_VERSION = "12"  # 12: attribute lists with bare words; 11: closing hashes before a heading attribute list; 10: MyST targets are anchors; 9: a section's trailing anchors and in-page tables of contents not indexed; 5: plain heading titles, attribute-list anchors, MkDocs blocks rewritten
 # 6: HTML comment blocks left out of the indexed text
 
 SCHEMA = """
