@@ -265,6 +265,24 @@ def test_named_entry_check_is_linear_on_long_headings(title, term):
     _timed(lambda t: _names_entry(term, t), title[:5000] + " " + term + " " + title[:5000])
 
 
+@given(st.sampled_from(["1.", "1.16", "v2.0.1 ", ".", "9", "version ", "in ", "a_b.", "`", "{: ", "#"]),
+       st.integers(min_value=1, max_value=4000))
+def test_release_and_member_checks_are_linear_on_long_runs(atom, n):
+    """The version, owner-member and error-catalog checks run on query and heading text."""
+    from doc4llm.search.features import (
+        _classify_page,
+        _member_of,
+        _same_version,
+        asks_about_changes,
+    )
+
+    text = atom * n
+    _timed(asks_about_changes, text)
+    _timed(lambda t: _same_version(t, t), text)
+    _timed(lambda t: _member_of(t, {"a", "fastify"}), "fastify." + text)
+    _timed(lambda t: _classify_page("Errors", "errors", "errors.md", [t] * 20), text)
+
+
 @given(small_markdown, st.one_of(st.text(max_size=40), st.sampled_from(["# h", "- item", "1. x", "```", "a: b"])))
 def test_front_matter_summary_keeps_the_body_and_is_never_markup(body, desc):
     """The summary paragraph goes before the body, which stays as written, and never
