@@ -26,6 +26,8 @@ def test_rewrite_keeps_lines_and_turns_prose_directives_into_quotes():
     assert "```python" in lines and ":caption: in a script" not in out  # code-block: a fence
     assert "```{pip-cli}" in lines  # a site's own directive stays as written
     assert rewrite_myst_blocks("plain text\n```python\nx = 1\n```\n") == "plain text\n```python\nx = 1\n```\n"
+    assert rewrite_myst_blocks("```{doctest}\n>>> 1 + 1\n2\n```\n") == "```pycon\n>>> 1 + 1\n2\n```\n"
+    assert rewrite_myst_blocks("```{rubric} Footnotes\n```\n") == "> **Footnotes**\n\n"
 
 
 def test_imported_myst_page_has_prose_sections_and_targets_stay_out_of_the_index(tmp_path):

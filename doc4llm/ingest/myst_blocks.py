@@ -13,8 +13,8 @@ So, on import, a directive that holds prose becomes a quote, `> **Note**` then `
 (`> **Changed in 20.3**` for version notes, `> **Title**` for `{admonition} Title` and
 `{tab} Title`), the way MkDocs admonitions are rewritten; its option lines (`:class:
 tip`) go. `{code-block} python` and `{code} python` become an ordinary ```` ```python ````
-fence. Directives of other kinds (`{toctree}`, `{literalinclude}`, a site's own such as
-`{pip-cli}`) stay as written. One line in, one line out: line numbers and section ranges
+fence, `{doctest}` a ```` ```pycon ```` one. Directives of other kinds (`{toctree}`,
+`{literalinclude}`, a site's own such as `{pip-cli}`) stay as written. One line in, one line out: line numbers and section ranges
 keep pointing at the same text. Target labels (`(wheel-caching)=`) stay in the page; the
 index treats them as anchors (corpus/comments.py).
 """
@@ -30,8 +30,10 @@ _PROSE = {
     "note", "warning", "tip", "caution", "important", "attention", "danger", "error", "hint",
     "seealso", "admonition", "versionadded", "versionchanged", "deprecated", "versionremoved",
     "tab", "tab-item", "dropdown", "card", "topic", "sidebar", "margin", "todo", "div",
+    "rubric", "glossary",
 }
 _CODE = {"code-block", "code", "sourcecode", "code-cell"}
+_CODE_LANG = {"doctest": "pycon", "jupyter-execute": "python"}  # code directives without a language
 _CONTAINERS = {"tab-set", "grid", "grid-item", "grid-item-card", "card-carousel", "container", "only"}
 _VERSION_TITLE = {"versionadded": "New in", "versionchanged": "Changed in", "deprecated": "Deprecated since",
                   "versionremoved": "Removed in"}
@@ -54,7 +56,7 @@ def _closes(line: str, marker: str) -> bool:
 def _title(name: str, arg: str) -> str:
     if name in _VERSION_TITLE:
         return f"{_VERSION_TITLE[name]} {arg}".strip()
-    if arg and name in {"admonition", "tab", "tab-item", "dropdown", "card", "topic", "sidebar"}:
+    if arg and name in {"admonition", "tab", "tab-item", "dropdown", "card", "topic", "sidebar", "rubric"}:
         return arg
     return name.replace("-", " ").capitalize()
 
@@ -99,8 +101,9 @@ def _rewrite(lines: list[str]) -> list[str]:
                 rest = arg if arg and arg not in title else ""  # `{note} Text`: text, not a title
                 emit(f"{pad}> **{title}**" + (f" {rest}" if rest else ""))
                 stack.append((marker, "prose"))
-            elif name in _CODE and marker[0] != ":":
-                emit(f"{pad}{marker}{arg.split()[0] if arg else ''}")
+            elif (name in _CODE or name in _CODE_LANG) and marker[0] != ":":
+                lang = arg.split()[0] if arg and name in _CODE else _CODE_LANG.get(name, "")
+                emit(f"{pad}{marker}{lang}")
                 stack.append((marker, "code"))
             elif name in _CONTAINERS or marker[0] == ":":
                 emit("")  # `{tab-set}`, `{grid}`: only the directives inside them show
