@@ -17,8 +17,11 @@ from pathlib import Path
 from doc4llm.corpus.paths import INDEX_DIRNAME
 
 MMAP_BYTES = 1 << 30  # address space, not memory: pages are mapped as they are read
-FORMAT_VERSION = "12"  # 12: attribute lists with bare words; 11: closing hashes before a heading attribute list; 10: MyST targets are anchors; 9: a section's trailing anchors and in-page tables of contents not indexed; 5: plain heading titles, attribute-list anchors, MkDocs blocks rewritten
-# 6: HTML comment blocks left out of the indexed text
+FORMAT_VERSION = "12"
+# 5: plain heading titles, attribute-list anchors, MkDocs blocks rewritten; 6: HTML comment
+# blocks left out of the indexed text; 7-10: in-page tables of contents, a section's
+# trailing anchors and MyST targets left out; 11-12: heading attribute lists after
+# closing hashes or with bare words
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);

@@ -268,9 +268,7 @@ def _local_forms(term: str, owners: set[str]) -> list[str]:
 def _names_member(term: str, title: str, owners: set[str]) -> bool:
     """`fastify.listen` names the heading `listen` (or `.listen()`), see _member_of."""
     member = _member_of(term, owners)
-    if not member:
-        return False
-    return _names_entry(member, title.lstrip(".")) or _names_entry(member, title)
+    return bool(member) and _names_entry(member, title)
 
 
 _SIGNATURE = re.compile(r"[(\[][^()\[\]]{0,200}[)\]]")
