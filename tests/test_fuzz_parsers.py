@@ -222,7 +222,8 @@ MDX_ATOMS = ["<Tabs>", "</Tabs>", "<TabItem label=\"a\">", "<Note title='x' />",
 
 
 MYST_ATOMS = ["```{note}", "````{tab} A", "```{code-block} python", ":::{tip}", "::::{tab-set}", ":::",
-              "```{versionchanged} 2.0", ":class: x", "(label)=", "<a id=\"x\"></a>", "- [A](#a)", "````"]
+              "```{versionchanged} 2.0", ":class: x", "(label)=", "<a id=\"x\"></a>", "- [A](#a)", "````",
+              "```{testsetup}", "{func}", "{ref}", "`", "``", "x <y>", "~a.b"]
 
 
 def _rewrites():
@@ -230,8 +231,9 @@ def _rewrites():
     from doc4llm.ingest.mdx_blocks import rewrite_mdx
     from doc4llm.ingest.mkdocs_blocks import rewrite_mkdocs_blocks
     from doc4llm.ingest.myst_blocks import rewrite_myst_blocks
+    from doc4llm.ingest.myst_roles import rewrite_myst_roles
 
-    return (rewrite_mdx, blank_html_comments, rewrite_mkdocs_blocks, rewrite_myst_blocks)
+    return (rewrite_mdx, blank_html_comments, rewrite_mkdocs_blocks, rewrite_myst_blocks, rewrite_myst_roles)
 
 
 @given(st.lists(st.sampled_from(MD_ATOMS + MDX_ATOMS + MYST_ATOMS), max_size=80).map("".join))

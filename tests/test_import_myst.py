@@ -54,3 +54,58 @@ def test_hostile_nesting_stays_linear():
     out = rewrite_myst_blocks(text)
     assert time.perf_counter() - t < 2.0
     assert len(out) < 4 * len(text) and out.count("\n") == text.count("\n")
+
+
+def test_roles_read_as_the_built_site_shows_them():
+    from doc4llm.ingest.myst_roles import rewrite_myst_roles
+
+    src = ("Use {func}`structlog.configure` with {py:func}`~structlog.contextvars.merge_contextvars`.\n"
+           "See {doc}`the API <api>`, {ref}`stdlib-config`, {pep}`8` and {term}`bound loggers <bound-logger>`.\n"
+           "Written as ``{func}`x` `` it stays an example; so does ```{func}`y` ``` in a fence:\n"
+           "```md\n{func}`z`\n```\n"
+           "{class}`!Foo` {kbd}`Ctrl+C` {func}`unclosed")
+    out = rewrite_myst_roles(src)
+    assert out.split("\n") == [
+        "Use `structlog.configure` with `structlog.contextvars.merge_contextvars`.",
+        "See the API, stdlib-config, PEP 8 and bound loggers.",
+        "Written as ``{func}`x` `` it stays an example; so does ```{func}`y` ``` in a fence:",
+        "```md", "{func}`z`", "```",
+        "`Foo` `Ctrl+C` {func}`unclosed"]
+    assert rewrite_myst_roles("no roles here `x`") == "no roles here `x`"
+
+
+def test_testsetup_is_hidden_and_testcode_is_code():
+    src = "```{testsetup}\nimport structlog\n```\n\n```{testcode}\nlog.info('hi')\n```\n```{testoutput}\nhi\n```\n"
+    assert rewrite_myst_blocks(src).split("\n") == [
+        "", "", "", "", "```python", "log.info('hi')", "```", "```text", "hi", "```", ""]
+
+
+def test_target_above_the_title_does_not_double_the_title(tmp_path):
+    """structlog's pages open with `(contextvars)=` above `# Context Variables`: one title,
+    no stray preamble section, and a role in a heading is plain text."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "contextvars.md").write_text(
+        "(contextvars)=\n\n# Context Variables\n\nThe {mod}`contextvars` module keeps a context.\n\n"
+        "## The {mod}`structlog.contextvars` API\n\nBind values with {func}`bind_contextvars`.\n",
+        encoding="utf-8")
+    docs = tmp_path / "md_docs"
+    r = run_cli("import", src, "--set", "structlog@26", "--docs-dir", docs)
+    assert r.returncode == 0, r.stderr
+    page = docs / "structlog@26" / "Context Variables"
+    content = (page / "docContent.md").read_text(encoding="utf-8")
+    toc = (page / "docTOC.md").read_text(encoding="utf-8")
+    assert content.count("# Context Variables") == 1 and "Preamble" not in toc
+    assert "The `contextvars` module" in content and "{mod}" not in content
+    assert "The structlog.contextvars API" in toc
+
+
+def test_many_roles_and_backtick_runs_stay_linear():
+    import time
+
+    from doc4llm.ingest.myst_roles import rewrite_myst_roles
+
+    for text in ("{func}`a` " * 20_000, "`" + "{x}``" * 20_000, "``" * 30_000 + "{f}`x`", "{" * 60_000 + "}`x`"):
+        t = time.perf_counter()
+        rewrite_myst_roles(text)
+        assert time.perf_counter() - t < 2.0

@@ -2,8 +2,10 @@
 
 Pages are kept as written, headings included (the section scanner reads plain titles
 from them), except MkDocs admonitions and content tabs, rewritten line for line into
-quotes and labelled blocks so that their bodies read as text (see mkdocs_blocks.py), and
-MDX pages' import/export statements and component tags (see mdx_blocks.py)."""
+quotes and labelled blocks so that their bodies read as text (see mkdocs_blocks.py),
+MyST directives and roles, rewritten as the built site shows them (myst_blocks.py,
+myst_roles.py), and MDX pages' import/export statements and component tags (see
+mdx_blocks.py)."""
 
 from __future__ import annotations
 
@@ -16,12 +18,14 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from doc4llm.corpus.atomic import mostly_undecodable, read_text_lossy
+from doc4llm.corpus.comments import is_anchor_line
 from doc4llm.corpus.sections import parse_page
 from doc4llm.corpus.writer import SetWriter
 from doc4llm.errors import InputError
 from doc4llm.ingest.mdx_blocks import rewrite_mdx
 from doc4llm.ingest.mkdocs_blocks import rewrite_mkdocs_blocks
 from doc4llm.ingest.myst_blocks import rewrite_myst_blocks
+from doc4llm.ingest.myst_roles import rewrite_myst_roles
 
 MARKDOWN_SUFFIXES = {".md", ".markdown", ".mdx"}
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", "venv"}
@@ -92,7 +96,8 @@ def find_markdown_files(root: Path, max_bytes: int, skipped: list[dict]) -> list
 
 def page_title_and_body(text: str, fallback: str) -> tuple[str, str]:
     """Title: front matter title, else first H1, else file name. Body: text without front
-    matter, and without its leading H1 when that H1 is the title (the header repeats it)."""
+    matter, and without its leading H1 when that H1 is the title (the header repeats it),
+    also when only anchors (`(label)=`, `<a id>`) stand above it."""
     parsed = parse_page(text)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     fm_title = parsed.front_matter.get("title")
@@ -104,11 +109,12 @@ def page_title_and_body(text: str, fallback: str) -> tuple[str, str]:
         from doc4llm.corpus.sections import _front_matter
 
         body_start, _ = _front_matter(lines)
-    first = parsed.sections[0] if parsed.sections else None
+    first = next((s for s in parsed.sections if s.level > 0), None)  # after a preamble of anchors
     if first is not None and first.level == 1 and first.title == title \
-            and first.start - 1 >= body_start and not any(s.strip() for s in lines[body_start:first.start - 1]) \
+            and first.start - 1 >= body_start \
+            and all(not s.strip() or is_anchor_line(s) for s in lines[body_start:first.start - 1]) \
             and lines[first.start - 1].lstrip().startswith("#"):
-        del lines[first.start - 1]
+        del lines[first.start - 1]  # anchors above it (`(label)=`) stay: they name the page
     body = "\n".join(lines[body_start:])
     return title, _with_summary(parsed.front_matter, body)
 
@@ -165,8 +171,9 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
             summary.warnings.append(f"{rel}: not valid UTF-8, invalid bytes replaced")
         if file.suffix.lower() == ".mdx":
             text = rewrite_mdx(text)
+        # line-for-line rewrites first: a role in the H1 must be gone when it becomes the title
+        text = rewrite_myst_roles(rewrite_myst_blocks(rewrite_mkdocs_blocks(text)))
         title, body = page_title_and_body(text, file.stem)
-        body = rewrite_myst_blocks(rewrite_mkdocs_blocks(body))
         result = writer.write_page(title, body, source=rel, key=rel)
         keys.add(rel)
         getattr(summary, result.status).append(result.folder)

@@ -13,7 +13,9 @@ So, on import, a directive that holds prose becomes a quote, `> **Note**` then `
 (`> **Changed in 20.3**` for version notes, `> **Title**` for `{admonition} Title` and
 `{tab} Title`), the way MkDocs admonitions are rewritten; its option lines (`:class:
 tip`) go. `{code-block} python` and `{code} python` become an ordinary ```` ```python ````
-fence, `{doctest}` a ```` ```pycon ```` one. Directives of other kinds (`{toctree}`,
+fence, `{doctest}` a ```` ```pycon ```` one, `{testcode}` / `{testoutput}` python /
+text ones; `{testsetup}` and `{testcleanup}` (set-up the built page hides) become blank
+lines. Directives of other kinds (`{toctree}`,
 `{literalinclude}`, a site's own such as `{pip-cli}`) stay as written. One line in, one line out: line numbers and section ranges
 keep pointing at the same text. Target labels (`(wheel-caching)=`) stay in the page; the
 index treats them as anchors (corpus/comments.py).
@@ -33,7 +35,9 @@ _PROSE = {
     "rubric", "glossary",
 }
 _CODE = {"code-block", "code", "sourcecode", "code-cell"}
-_CODE_LANG = {"doctest": "pycon", "jupyter-execute": "python"}  # code directives without a language
+_CODE_LANG = {"doctest": "pycon", "jupyter-execute": "python", "testcode": "python",
+              "testoutput": "text"}  # code directives without a language
+_HIDDEN = {"testsetup", "testcleanup"}  # doctest set-up the built page never shows
 _CONTAINERS = {"tab-set", "grid", "grid-item", "grid-item-card", "card-carousel", "container", "only"}
 _VERSION_TITLE = {"versionadded": "New in", "versionchanged": "Changed in", "deprecated": "Deprecated since",
                   "versionremoved": "Removed in"}
@@ -83,10 +87,11 @@ def _rewrite(lines: list[str]) -> list[str]:
                 code_fence = None
             emit(line)
             continue
-        if stack and stack[-1][1] in ("code", "keep"):
+        if stack and stack[-1][1] in ("code", "keep", "hidden"):
+            kind = stack[-1][1]
             if _closes(line, stack[-1][0]):
                 stack.pop()
-            emit(line)
+            emit("" if kind == "hidden" else line)
             continue
         if stack and _closes(line, stack[-1][0]):
             stack.pop()
@@ -105,6 +110,9 @@ def _rewrite(lines: list[str]) -> list[str]:
                 lang = arg.split()[0] if arg and name in _CODE else _CODE_LANG.get(name, "")
                 emit(f"{pad}{marker}{lang}")
                 stack.append((marker, "code"))
+            elif name in _HIDDEN and marker[0] != ":":
+                emit("")
+                stack.append((marker, "hidden"))
             elif name in _CONTAINERS or marker[0] == ":":
                 emit("")  # `{tab-set}`, `{grid}`: only the directives inside them show
                 stack.append((marker, "container"))
