@@ -218,6 +218,8 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     names = entry_names(qa)
     f["named_entry"] = 1.0 if names and all(
         _names_entry(t, own_title) or _names_member(t, own_title, owners) for t in names) else 0.0
+    if f["changes"]:  # a release note headed `app.url_path_for()` is news about it, not its entry
+        f["named_entry"] = f["own_head"] = f["wheading"] = 0.0
     return f
 
 
