@@ -63,7 +63,8 @@ def index_cmd(sets: tuple[str, ...], embedder: str | None, no_vectors: bool, doc
               help="Override the detected query type.")
 @click.option("--max-tokens", default=600, show_default=True, help="Token budget of the text output.")
 @click.option("--explain", is_flag=True, help="Show each result's score parts.")
-@click.option("--no-retry", is_flag=True, help="Skip the corrective retry of weak queries.")
+@click.option("--no-retry", is_flag=True, hidden=True,
+              help="No effect: search no longer retries weak queries (kept so scripts still run).")
 @click.option("--rerank", type=click.Choice(["local", "llm"]), default="local", show_default=True,
               help="llm: rerank with the configured LLM (needs OPENAI_API_KEY).")
 @click.option("--session", default=None, help="Session name for follow-up queries (env DOC4LLM_SESSION).")
@@ -80,7 +81,7 @@ def search_cmd(query: str, sets: tuple[str, ...], k: int, strategy: str, query_t
 
     result = run_cli_search(query, docs_dir=resolve_docs_dir(docs_dir), sets=list(sets) or None, k=k,
                             strategy=strategy, query_type=query_type, explain=explain,
-                            retry=not no_retry, rerank=rerank, session=session, embedder=embedder)
+                            rerank=rerank, session=session, embedder=embedder)
     if as_json:
         emit_json(result)
         return

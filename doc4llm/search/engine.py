@@ -2,8 +2,8 @@
 
 Pipeline: validate -> choose sets -> bring the index up to date (lexical always; vectors
 when present or cheap to build) -> analyse the query -> run the signals of the strategy
--> fuse -> rerank -> drop parent/child duplicates -> confidence -> abstain with guidance
-when the docs do not answer -> corrective retry when the first pass is weak.
+-> fuse -> rerank -> fold repeated entries -> confidence -> abstain with guidance
+when the docs do not answer.
 """
 
 from __future__ import annotations
@@ -238,7 +238,7 @@ class Searcher:
     # -- search ----------------------------------------------------------------
     def search(self, query: str, *, sets: list[str] | None = None, k: int = 5,
                strategy: str = "auto", query_type: str | None = None, explain: bool = False,
-               retry: bool = True, context: str | None = None) -> dict:
+               context: str | None = None) -> dict:
         from doc4llm.search.pipeline import run_search
 
         t0 = time.perf_counter()
@@ -275,7 +275,7 @@ class Searcher:
         summaries = set_summaries(self.conn, chosen)
         qa: QueryAnalysis = analyze(query, [(name, summaries.get(name)) for name in chosen],
                                     forced_type=query_type)
-        result = run_search(self, qa, chosen, k=k, strategy=strategy, explain=explain, retry=retry,
+        result = run_search(self, qa, chosen, k=k, strategy=strategy, explain=explain,
                             timing=timing, context=context)
         timing["total"] = round((time.perf_counter() - t0) * 1000, 1)
         result["timing_ms"] = timing

@@ -1,21 +1,25 @@
 """The search pipeline behind `Searcher.search`: signals -> fusion -> rerank -> dedupe
--> confidence -> abstention/guidance, with a corrective retry when the first pass is weak."""
+-> confidence -> abstention/guidance.
+
+There is no corrective retry: rerunning a weak query reworded (its terms only, its first
+three keywords) and keeping the better-scored pass lost as many right answers as it found
+on 24 eval runs and turned abstentions on unanswerable questions into confident wrong
+answers (README, "Confidence and abstention")."""
 
 from __future__ import annotations
 
 import time
 
 from doc4llm.search import levels
-from doc4llm.search.analyze import QueryAnalysis, analyze
+from doc4llm.search.analyze import QueryAnalysis
 from doc4llm.search.confidence import assess
 from doc4llm.search.fusion import Candidate, band_of, fuse, normalize, vec_scale
 from doc4llm.search.options import options_for
 from doc4llm.search.rerank import rerank
-from doc4llm.search.results import collapse_repeats, drop_family_duplicates, to_result
+from doc4llm.search.results import collapse_repeats, to_result
 
 OFF_DOMAIN_FACTOR = 0.5
 KEEP_LOW_UNTIL = 3  # low-relevance results are dropped after this many results
-RETRY_BELOW = 30  # calibrated confidence under which alternative queries are tried
 L1_THRESHOLD = 0.55  # the seed's 0.7 on our fused 0..1 L1 scale (fuzzy*0.5 + vector*0.5)
 L1_FUZZY_THRESHOLD = 0.85  # without vectors L1 is rapidfuzz alone: ask for a near-literal title
 
@@ -157,59 +161,18 @@ def context_lines(conn, row: dict, window: int) -> list[int]:
     return [min(lo or row["start"], row["start"]), max(hi or row["end"], row["end"])]
 
 
-def alternatives(qa: QueryAnalysis) -> list[tuple[str, str]]:
-    """Corrective retry queries: (kind, query)."""
-    alts: list[tuple[str, str]] = []
-    term_text = " ".join(qa.terms).lower()
-    free = [k for k in qa.keywords if k not in term_text]  # not the parts of an identifier
-    kw = " ".join([*qa.terms, *free])
-    if kw and kw.lower() != qa.raw.lower():
-        alts.append(("keywords only", kw))
-    if qa.identifier_only and free != qa.keywords:
-        alts.append(("identifier split", " ".join(qa.keywords)))
-    if qa.terms and qa.query_type in ("error", "code_lookup", "api_reference"):
-        alts.append(("technical terms", " ".join(qa.terms)))
-    if qa.query_type == "error" and qa.keywords:
-        alts.append(("troubleshooting form", f"troubleshooting {' '.join(qa.keywords[:4])}"))
-    elif qa.query_type == "howto" and qa.keywords:
-        alts.append(("configuration form", f"configure {' '.join(qa.keywords[:4])}"))
-    if len(qa.keywords) > 3:
-        alts.append(("broader", " ".join(qa.keywords[:3])))
-    seen, out = {qa.raw.lower()}, []
-    for kind, q in alts:
-        if q.lower() not in seen:
-            seen.add(q.lower())
-            out.append((kind, q))
-    return out[:3]
-
-
 def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy: str, explain: bool,
-               retry: bool, timing: dict, context: str | None = None) -> dict:
+               timing: dict, context: str | None = None) -> dict:
     trace: list[dict] = []
     ranked, rows, chunks = rank_once(searcher, qa, sets, strategy, timing, trace)
     verdict = assess(searcher, qa, ranked, rows, sets)
-    retried: list[dict] = []
-    if retry and strategy == "auto" and verdict.confidence < RETRY_BELOW:
-        t = time.perf_counter()
-        for kind, alt_q in alternatives(qa):
-            alt_qa = analyze(alt_q, [(s, None) for s in sets], forced_type=qa.query_type)
-            alt_qa.domain_sets, alt_qa.domain_words = qa.domain_sets, qa.domain_words
-            alt_ranked, alt_rows, alt_chunks = rank_once(searcher, alt_qa, sets, strategy, {}, [])
-            alt_verdict = assess(searcher, qa, alt_ranked, {**rows, **alt_rows}, sets)
-            retried.append({"kind": kind, "query": alt_q, "confidence": alt_verdict.confidence})
-            # never trade a top result that names the query's identifiers for one that does not
-            keeps_terms = alt_verdict.features.get("exact_top1", 0) >= verdict.features.get("exact_top1", 0)
-            if alt_verdict.confidence > verdict.confidence + 5 and keeps_terms:
-                ranked, verdict = alt_ranked, alt_verdict
-                rows.update(alt_rows)
-                chunks.update(alt_chunks)
-                retried[-1]["used"] = True
-        timing["retry"] = _ms(t)
 
     missing = [c.sid for c in ranked[: k * 3] if c.sid not in rows]
     rows.update(searcher.section_rows(missing))
     ordered = [(c, rows[c.sid]) for c in ranked[: k * 4] if c.sid in rows]
-    ordered = collapse_repeats(drop_family_duplicates(ordered, rows), rows)[:k]
+    # a section and its ancestor are both kept: a result is its own text (lines up to its
+    # first child), so the two never overlap, and the parent's intro is often the answer
+    ordered = collapse_repeats(ordered, rows)[:k]
 
     results = []
     for (c, row), also in ordered:
@@ -247,7 +210,6 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
         "analysis": {"terms": qa.terms, "keywords": qa.keywords, "domain_sets": qa.domain_sets,
                      "intent": qa.intent},
         "coverage": verdict.coverage,
-        "retried": retried,
         "sets": sets,
         "trace": trace,
     }

@@ -69,11 +69,7 @@ def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, d
             out.append("weak neighbours (not answers):")
     if not result["results"] and not result["abstained"]:
         out.append("no results")
-    tail: list[str] = []
-    used = [x for x in result.get("retried") or [] if x.get("used")]
-    if used:
-        tail.append(f"retried as: {used[0]['query']!r} ({used[0]['kind']})")
-    tail += [f"warning: {w}" for w in result.get("warnings", [])]
+    tail = [f"warning: {w}" for w in result.get("warnings", [])]
     more = "(+{n} more; raise --max-tokens or use --json)"
     # every line counts, separators included, and room stays for the tail and the "more" note
     budget = max_tokens - sum(estimate_tokens("\n" + t) for t in tail) \

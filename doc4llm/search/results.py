@@ -77,27 +77,6 @@ def shorten(text: str, limit: int = SNIPPET_CHARS) -> str:
     return cut + " …"
 
 
-def drop_family_duplicates(ranked: list[tuple], rows: dict[int, dict]) -> list[tuple]:
-    """A parent and its own child are one piece of evidence: keep the better-ranked."""
-    kept: list[tuple] = []
-    for item in ranked:
-        row = rows[item[0].sid]
-        dup = False
-        for other in kept:
-            o = rows[other[0].sid]
-            if o["page_id"] != row["page_id"]:
-                continue
-            a, b = (o, row) if len(o["heading_path"]) < len(row["heading_path"]) else (row, o)
-            if a["level"] and len(b["heading_path"]) > len(a["heading_path"]) \
-                    and b["heading_path"][: len(a["heading_path"])] == a["heading_path"] \
-                    and a["start"] <= b["start"] <= a["subtree_end"]:
-                dup = True
-                break
-        if not dup:
-            kept.append(item)
-    return kept
-
-
 REPEAT_JACCARD = 0.9  # word-set overlap at which two same-titled sections say the same thing
 
 

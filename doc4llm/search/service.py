@@ -9,7 +9,7 @@ from doc4llm.search.engine import Searcher
 
 
 def run_cli_search(query: str, *, docs_dir: Path, sets: list[str] | None, k: int, strategy: str,
-                   query_type: str | None, explain: bool, retry: bool, rerank: str = "local",
+                   query_type: str | None, explain: bool, rerank: str = "local",
                    session: str | None = None, embedder: str | None = None) -> dict:
     session = session or os.environ.get("DOC4LLM_SESSION")
     searcher = Searcher(docs_dir, embedder=embedder)
@@ -24,7 +24,7 @@ def run_cli_search(query: str, *, docs_dir: Path, sets: list[str] | None, k: int
         query_used = query
     try:
         result = searcher.search(query_used, sets=sets, k=k, strategy=strategy, query_type=query_type,
-                                 explain=explain, retry=retry, context=context)
+                                 explain=explain, context=context)
     finally:
         searcher.close()
     if context:
