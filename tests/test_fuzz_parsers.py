@@ -64,7 +64,8 @@ def _timed(fn: Callable[[str], Any], text: str) -> Any:
 # patterns key on; repeated, they make the long runs that used to backtrack.
 MD_ATOMS = [" ", "\t", "#", "# ", "`", "``", "```", "~~~", "*", "_", "-", "- ", "+", "=", "|", ">", "[", "]",
             "(", ")", "![", "](", "<", ">", "/", "\\", "&", ";", "{", "}", "{#", ":", ".", "1.", "a", "b c",
-            "\n", "\n\n", "    ", "<div>", "</div>", "<!--", "-->", "---", "···", "·", "：", "L1-L2", "~3 tok"]
+            "\n", "\n\n", "    ", "<div>", "</div>", "<!--", "-->", "---", "···", "·", "：", "L1-L2", "~3 tok",
+            "{ .a", ":material-a-", "++k"]
 atoms = st.sampled_from(MD_ATOMS)
 pieces = st.lists(atoms, min_size=1, max_size=6).map("".join)
 LINE_PREFIXES = ["", "# ", "## t ", "### ", "- ", "1. ", "> ", "| ", "    ", "  - ", "```\n", "Title\n"]
@@ -226,17 +227,23 @@ MYST_ATOMS = ["```{note}", "````{tab} A", "```{code-block} python", ":::{tip}", 
               "```{testsetup}", "{func}", "{ref}", "`", "``", "x <y>", "~a.b"]
 
 
+MKDOCS_INLINE_ATOMS = [":material-", "cube", "-scan", ":", ":octicons-arrow-24:", "{", " .lg", " #id", "}", "{:",
+                       " target=\"_blank\"", "++", "ctrl", "+", "[", "](x.md)", "## ", "\n"]
+
+
 def _rewrites():
     from doc4llm.corpus.comments import blank_html_comments
     from doc4llm.ingest.mdx_blocks import rewrite_mdx
     from doc4llm.ingest.mkdocs_blocks import rewrite_mkdocs_blocks
+    from doc4llm.ingest.mkdocs_inline import rewrite_mkdocs_inline
     from doc4llm.ingest.myst_blocks import rewrite_myst_blocks
     from doc4llm.ingest.myst_roles import rewrite_myst_roles
 
-    return (rewrite_mdx, blank_html_comments, rewrite_mkdocs_blocks, rewrite_myst_blocks, rewrite_myst_roles)
+    return (rewrite_mdx, blank_html_comments, rewrite_mkdocs_blocks, rewrite_mkdocs_inline, rewrite_myst_blocks,
+            rewrite_myst_roles)
 
 
-@given(st.lists(st.sampled_from(MD_ATOMS + MDX_ATOMS + MYST_ATOMS), max_size=80).map("".join))
+@given(st.lists(st.sampled_from(MD_ATOMS + MDX_ATOMS + MYST_ATOMS + MKDOCS_INLINE_ATOMS), max_size=80).map("".join))
 def test_import_rewrites_keep_every_line(text):
     """Every import rewrite is line for line (line numbers of sections stay true) and linear."""
     for fn in _rewrites():

@@ -24,6 +24,7 @@ from doc4llm.corpus.writer import SetWriter
 from doc4llm.errors import InputError
 from doc4llm.ingest.mdx_blocks import rewrite_mdx
 from doc4llm.ingest.mkdocs_blocks import rewrite_mkdocs_blocks
+from doc4llm.ingest.mkdocs_inline import rewrite_mkdocs_inline
 from doc4llm.ingest.myst_blocks import rewrite_myst_blocks
 from doc4llm.ingest.myst_roles import rewrite_myst_roles
 
@@ -172,7 +173,8 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
         if file.suffix.lower() == ".mdx":
             text = rewrite_mdx(text)
         # line-for-line rewrites first: a role in the H1 must be gone when it becomes the title
-        text = rewrite_myst_roles(rewrite_myst_blocks(rewrite_mkdocs_blocks(text)))
+        text = rewrite_mkdocs_inline(rewrite_mkdocs_blocks(text))
+        text = rewrite_myst_roles(rewrite_myst_blocks(text))
         title, body = page_title_and_body(text, file.stem)
         result = writer.write_page(title, body, source=rel, key=rel)
         keys.add(rel)

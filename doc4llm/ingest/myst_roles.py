@@ -12,13 +12,15 @@ API), `PEP 8` / `RFC 7231` for those two. Unknown roles show their text.
 
 Only the line's text outside code spans changes (a role inside ```` `` {func}`x` `` ````
 is an example of the syntax), and fenced code is never touched. Each line stays one
-line, so section line ranges still point at the same text. Linear in the input: the
-backtick runs of a line are paired in one left-to-right pass.
+line, so section line ranges still point at the same text. Linear in the input
+(code_spans.py pairs a line's backtick runs in one pass).
 """
 
 from __future__ import annotations
 
 import re
+
+from doc4llm.ingest.code_spans import code_spans
 
 _ROLE = re.compile(r"\{([A-Za-z][\w:.+-]{0,40})\}")
 _RUN = re.compile(r"`+")
@@ -78,34 +80,17 @@ def _code_span(text: str) -> str:
 
 
 def _rewrite_line(line: str) -> str:
-    """Pair backtick runs left to right as CommonMark does (a run closes at the next run
-    of the same length); a code span right after `{role}` is that role's content."""
-    runs = [(m.start(), m.end()) for m in _RUN.finditer(line)]
-    by_len: dict[int, list[int]] = {}  # run length -> indexes of runs, in order
-    for i, (s, e) in enumerate(runs):
-        by_len.setdefault(e - s, []).append(i)
-    next_of = {n: 0 for n in by_len}  # per length, the first index not yet passed
+    """A code span right after `{role}` is that role's content."""
     parts: list[str] = []
     pos = 0  # line[pos:] not yet copied
     span_end = 0  # where the last code span ended: a role starts after it
-    i = 0
-    while i < len(runs):
-        s, e = runs[i]
-        n = e - s
-        idxs = by_len[n]
-        while next_of[n] < len(idxs) and idxs[next_of[n]] <= i:
-            next_of[n] += 1
-        if next_of[n] >= len(idxs):  # no closer: a literal run of backticks
-            i += 1
-            continue
-        j = idxs[next_of[n]]
+    for s, e, cs, ce in code_spans(line):
         brace = line.rfind("{", max(span_end, s - 43), s)
         role = _ROLE.fullmatch(line, brace, s) if brace >= 0 else None
         if role is not None:
             parts.append(line[pos:brace])
-            parts.append(render_role(role.group(1), line[e:runs[j][0]]))
-            pos = runs[j][1]
-        span_end = runs[j][1]
-        i = j + 1
+            parts.append(render_role(role.group(1), line[e:cs]))
+            pos = ce
+        span_end = ce
     parts.append(line[pos:])
     return "".join(parts)
