@@ -231,6 +231,8 @@ def run_eval(path: str | Path, *, docs_dir: Path, sets: list[str] | None = None,
             "ndcg5": _ndcg(grades, q["labels"]) if q["labels"] else 0.0,
             "got": [" > ".join(r["heading_path"]) + f"  [{r['doc_set']}/{r.get('source') or r['page']}]" for r in res["results"][:3]],
             "query_type": res["query_type"], "corpus": q.get("corpus"), "id": q.get("id"),
+            # the words no section holds: what abstention keys on, for tuning it
+            "absent_from_docs": (res.get("coverage") or {}).get("absent_from_docs", []),
         })
     searcher.close()
     return summarize(rows, path, strategy)

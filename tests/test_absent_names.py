@@ -84,3 +84,16 @@ def test_a_versioned_acronym_is_absent_only_when_its_letters_are(tmp_path):
     assert out["route downloads through a SOCKS5 proxy"]["abstained"]
     assert "socks5" in [w.casefold() for w in out["route downloads through a SOCKS5 proxy"]["coverage"]["absent_names"]]
     assert out["serve HTTP2 over TLS"]["coverage"]["absent_names"] == []
+
+
+def test_english_words_in_any_inflection_and_lower_case_names():
+    """A word no English dictionary holds, in any inflection or as two words run
+    together, is a name written in lower case: docs that never mention it cannot cover it."""
+    from doc4llm.search.english import is_english
+
+    for w in ("downsides", "atomically", "garbled", "allowlist", "endpoint", "copyable", "Refund", "x"):
+        assert is_english(w), w
+    for w in ("protobuf", "zstd", "loguru", "kubernetes", "nuitka", "pyenv"):
+        assert not is_english(w), w
+    assert is_english("v2") and is_english("cu124")  # not words at all: other rules' business
+

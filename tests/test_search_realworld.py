@@ -134,6 +134,16 @@ def test_a_product_the_docs_never_name_is_not_answered(docs):
     assert "PyInstaller" in res["confidence_explanation"]
 
 
+def test_a_lower_case_name_the_docs_never_mention_is_not_answered(docs):
+    """'zstd' is written in lower case, so it is not written as a name, but it is no
+    English word either: the question is about a format these docs never mention."""
+    res = search(docs, "compress every response body with zstd in a route")
+    assert res["abstained"], (res["confidence"], res["results"][:1])
+    assert res["coverage"]["absent_names"] == ["zstd"]
+    kept = search(docs, "why do responses come back garbled")  # English the docs phrase otherwise
+    assert kept["coverage"]["absent_names"] == []
+
+
 def test_an_everyday_word_the_docs_phrase_otherwise_is_no_anchor(docs):
     """'afraid' is common English: the docs not using it proves nothing, so the single
     anchor rule (which fires on this query when every absent word counts) stays off."""

@@ -17,7 +17,8 @@ Rules sit on top of the model, each capping confidence below the abstention thre
 because the docs cannot document what they never name: a code-shaped term
 (HELIOS_REPLICATION_FACTOR, --enable-tls, maxItemErrors) in a short query that appears
 nowhere in the chosen doc sets; the query's most specific word written as a name
-(PyInstaller, Okta, environment.yml) that appears nowhere and is not in the top section
+(PyInstaller, Okta, environment.yml), or written in lower case but no English word
+(protobuf, zstd), that appears nowhere and is not in the top section
 (not for error messages, which quote text docs need not repeat); and, in large sets, an
 absent key word when the top section shares only one word with the question.
 """
@@ -162,7 +163,7 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
     key_absent = any(k in nowhere and not _everyday(k, qa) for k in specific)
     single_anchor = (n >= ANCHOR_MIN_SECTIONS and n_words >= 3 and matched_first + exact_first <= 1
                      and key_absent)
-    absent_names = [w for w in nowhere if w in specific and written_as_name(w, qa.raw)
+    absent_names = [w for w in nowhere if w in specific and _names_something(w, qa)
                     and _letters_absent(w, conn, sets)] if qa.query_type != "error" else []
     report = {"covered": covered, "uncovered": uncovered, "absent_from_docs": nowhere,
               "single_anchor": single_anchor, "absent_names": absent_names,
@@ -221,6 +222,14 @@ def written_as_name(word: str, raw: str) -> bool:
         if i > 0 or any(a.islower() and b.isupper() for a, b in zip(tok, tok[1:], strict=False)):
             return True
     return False
+
+
+def _names_something(word: str, qa: QueryAnalysis) -> bool:
+    """Written as a name (Okta, LDAP), or a word no English dictionary holds in any
+    inflection, which is a name written in lower case (protobuf, zstd, loguru)."""
+    from doc4llm.search.english import is_english
+
+    return written_as_name(word, qa.raw) or not is_english(word)
 
 
 def _everyday(word: str, qa: QueryAnalysis) -> bool:

@@ -19,6 +19,9 @@ from pathlib import Path
 
 COMMON_BELOW = 8000  # vocabulary ids below this are the common whole words
 WORDS_PATH = Path(__file__).with_name("common_words.txt")
+# stems of SCOWL's lower-case English words (scripts/make_english_stems.py): what "is an
+# English word at all" means, as opposed to a name written in lower case (protobuf, zstd)
+STEMS_PATH = Path(__file__).with_name("english_stems.txt.gz")
 
 
 def derive_common_words(vocab: dict[str, int]) -> list[str]:
@@ -36,3 +39,30 @@ def _common() -> frozenset[str]:
 
 def is_common_word(word: str) -> bool:
     return word.casefold() in _common()
+
+
+@lru_cache(maxsize=1)
+def _stems() -> frozenset[str]:
+    import gzip
+
+    try:
+        with gzip.open(STEMS_PATH, "rt", encoding="utf-8") as f:
+            return frozenset(f.read().split())
+    except OSError:
+        return frozenset()
+
+
+def is_english(word: str) -> bool:
+    """A dictionary word in any inflection ("downsides"), or two run together ("allowlist",
+    "endpoint"): docs may phrase it otherwise. False for a name written in lower case
+    (protobuf, zstd, loguru, kubernetes), which docs that never mention it cannot cover.
+    Loaded on first use (~20 ms), only for words the docs never mention."""
+    from doc4llm.index.tokenize import stem
+
+    stems = _stems()
+    if not stems:
+        return True  # no list: nothing is known to be a name
+    w = word.casefold()
+    if len(w) < 3 or not w.isalpha() or stem(w) in stems:
+        return True
+    return any(stem(w[:i]) in stems and stem(w[i:]) in stems for i in range(3, len(w) - 2))
