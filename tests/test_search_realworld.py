@@ -287,3 +287,32 @@ def test_a_question_names_a_release_only_when_it_asks_about_versions():
 def test_the_release_a_question_names_comes_first(docs):
     res = search(docs, "what's new in starlette 0.35")
     assert res["results"][0]["heading_path"][1] == "0.35.0 (December 2023)"
+
+
+def test_sections_naming_a_quoted_name_reach_the_reranker(docs):
+    """A pasted error is mostly common words; the few sections that hold its name
+    (`Python.h`) join the reranker's pool whatever those words rank, and win."""
+    from doc4llm.search.analyze import analyze
+    from doc4llm.search.engine import Searcher
+    from doc4llm.search.fusion import Candidate
+    from doc4llm.search.levels import name_holders
+    from doc4llm.search.pipeline import _into_pool
+
+    query = "fatal error: Python.h: No such file or directory when pip builds a package from source"
+    s = Searcher(docs, embedder="none", quiet=True)
+    try:
+        s.search("warm up", k=1)
+        sets = [r[0] for r in s.conn.execute("SELECT DISTINCT set_name FROM sections")]
+        holders = name_holders(s.conn, analyze(query, [(x, None) for x in sets]), sets)
+        titles = [r["heading_path"][-1] for r in s.section_rows(holders).values()]
+    finally:
+        s.close()
+    assert titles == ["Database drivers"]
+    ranked = [Candidate(i) for i in range(10)]
+    _into_pool(ranked, [8, 2, 42], 4)  # 2 is in already; 8 and the unfused 42 join it
+    assert [c.sid for c in ranked] == [0, 2, 8, 42, 1, 3, 4, 5, 6, 7, 9]
+    ranked = [Candidate(i) for i in range(3)]
+    _into_pool(ranked, [7], 5)  # a pool with room: the candidate is appended
+    assert [c.sid for c in ranked] == [0, 1, 2, 7]
+    res = search(docs, query)
+    assert res["results"][0]["heading_path"][-1] == "Database drivers"

@@ -101,6 +101,22 @@ def content_grep(conn, qa: QueryAnalysis, sets: list[str], limit: int = 100) -> 
     return dict(sorted(out.items(), key=lambda x: -x[1])[:limit])
 
 
+def name_holders(conn, qa: QueryAnalysis, sets: list[str], max_sections: int = 5) -> list[int]:
+    """The few sections whose text holds one of the query's names (`Python.h`,
+    `ValidationError`), for a name that few sections hold. In a long query (an error
+    pasted whole) the other words decide BM25 and the vectors, and the one section that
+    names the header can miss the pool the reranker sees."""
+    if not qa.terms or not qa.keywords:
+        return []
+    backend = backend_of(conn)
+    out: list[int] = []
+    for t in qa.terms:
+        rows = backend.body_rows([fold_identifier(t)], sets, max_sections + 1)
+        if 0 < len(rows) <= max_sections:
+            out += [sid for sid, _, _ in rows if sid not in out]
+    return out
+
+
 def symbol_match(conn, qa: QueryAnalysis, sets: list[str]) -> dict[int, tuple[float, int, int]]:
     """Exact code symbols: {section id: (1.0, chunk start, chunk end)}."""
     names = []

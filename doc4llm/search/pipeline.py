@@ -144,12 +144,33 @@ def rank_once(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, timin
             if r and r["set_name"] not in qa.domain_sets:
                 c.score *= OFF_DOMAIN_FACTOR
     ranked.sort(key=lambda c: -c.score)
+    if strategy == "auto":
+        _into_pool(ranked, levels.name_holders(searcher.conn, qa, sets), opts.rerank_depth)
     rows = searcher.section_rows([c.sid for c in ranked[: max(opts.rerank_depth, 10)]])
     if strategy == "auto":
         mode = "vec" if sig.get("vector") else "lex"
         ranked = rerank(qa, ranked, rows, opts.rerank_depth, opts.prefer, searcher.conn, mode, sets)
     timing["fuse_rerank"] = _ms(t)
     return ranked, rows, {sid: (a, b) for sid, (_, a, b) in symbols.items()}
+
+
+def _into_pool(ranked: list[Candidate], sids: list[int], depth: int) -> None:
+    """Put these sections into the first `depth` (the reranker's pool) in place of its
+    weakest other members: the reranker's features, not the fused score, then decide
+    where they rank."""
+    wanted = set(sids)
+    pool, rest = ranked[:depth], ranked[depth:]
+    inside = {c.sid for c in pool}
+    by_sid = {c.sid: c for c in rest}
+    moved = [by_sid.get(sid) or Candidate(sid) for sid in dict.fromkeys(sids) if sid not in inside]
+    room = depth - len(pool)  # a short list has room for them
+    out = [c for c in reversed(pool) if c.sid not in wanted][:max(0, len(moved) - room)]
+    moved = moved[:room + len(out)]
+    if not moved:
+        return
+    gone = {c.sid for c in out} | {c.sid for c in moved}
+    ranked[:] = ([c for c in pool if c.sid not in gone] + moved + out[::-1]
+                 + [c for c in rest if c.sid not in gone])
 
 
 def context_lines(conn, row: dict, window: int) -> list[int]:
