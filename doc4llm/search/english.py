@@ -48,7 +48,7 @@ def _stems() -> frozenset[str]:
     try:
         with gzip.open(STEMS_PATH, "rt", encoding="utf-8") as f:
             return frozenset(f.read().split())
-    except OSError:
+    except (OSError, EOFError, UnicodeDecodeError):  # missing or damaged: no list
         return frozenset()
 
 
