@@ -224,7 +224,8 @@ MDX_ATOMS = ["<Tabs>", "</Tabs>", "<TabItem label=\"a\">", "<Note title='x' />",
 
 MYST_ATOMS = ["```{note}", "````{tab} A", "```{code-block} python", ":::{tip}", "::::{tab-set}", ":::",
               "```{versionchanged} 2.0", ":class: x", "(label)=", "<a id=\"x\"></a>", "- [A](#a)", "````",
-              "```{testsetup}", "{func}", "{ref}", "`", "``", "x <y>", "~a.b"]
+              "```{testsetup}", "{func}", "{ref}", "`", "``", "x <y>", "~a.b", ":::tip", "::: details x",
+              ":::note[T]", "::::warning"]
 
 
 MKDOCS_INLINE_ATOMS = [":material-", "cube", "-scan", ":", ":octicons-arrow-24:", "{", " .lg", " #id", "}", "{:",

@@ -109,3 +109,20 @@ def test_many_roles_and_backtick_runs_stay_linear():
         t = time.perf_counter()
         rewrite_myst_roles(text)
         assert time.perf_counter() - t < 2.0
+
+
+def test_docusaurus_and_vitepress_admonitions_become_quotes():
+    """`:::tip` ... `:::` (Docusaurus, VitePress) reads as the box the site draws; an
+    mkdocstrings stub (`::: griffe.parse`, `::: mkdocstrings`) and a box never closed stay
+    as written, so the rest of a page is never swallowed into a quote."""
+    src = ("# Page\n\n:::tip\nUse the **cache**.\n:::\n\n:::note[Heads up]\nBody\n:::\n\n"
+           "::: details Click me\nhidden text\n:::\n\n::: code-group\n```sh [npm]\nnpm i x\n```\n:::\n\n"
+           "::: griffe.parse\n    options:\n      x: 1\n\n::: mkdocstrings\n\n:::warning never closed\ntext after\n")
+    out = rewrite_myst_blocks(src)
+    lines = out.split("\n")
+    assert len(lines) == len(src.split("\n"))
+    assert lines[2:5] == ["> **Tip**", "> Use the **cache**.", ""]
+    assert "> **Heads up**" in lines and "> **Click me**" in lines and "> hidden text" in lines
+    assert "```sh [npm]" in lines and "::: code-group" not in out  # a code group is its code
+    assert "::: griffe.parse" in lines and "::: mkdocstrings" in lines
+    assert ":::warning never closed" in lines and "text after" in lines

@@ -1,7 +1,8 @@
 """MyST directives -> plain markdown, on import, keeping every line where it was.
 
 Sphinx sites written in MyST markdown (pip, Jupyter Book, black) put their notes,
-version notes and tabs in fenced directives:
+version notes and tabs in fenced directives (and Docusaurus and VitePress sites their
+admonitions in bare colon containers, `:::tip[Title]` ... `:::`, rewritten the same way):
 
     ```{note}                     ```{versionchanged} 20.3        :::{tip}
     Prose of the note.            Prose.                          Prose.
@@ -23,9 +24,18 @@ index treats them as anchors (corpus/comments.py).
 
 from __future__ import annotations
 
+import bisect
 import re
 
 _OPEN = re.compile(r"^( {0,3})(`{3,}|~{3,}|:{3,})[ \t]*\{([A-Za-z][\w:.-]{0,40})\}[ \t]*(.*)$")
+# Docusaurus and VitePress write admonitions as bare colon containers: `:::tip`,
+# `:::note[Title]`, `::: details Click me`, closed by `:::`
+_OPEN_BARE = re.compile(r"^( {0,3})(:{3,})[ \t]*([A-Za-z][\w-]{0,40})(?=[ \t\[]|$)(?:\[([^\]\n]{0,200})\])?[ \t]*(.*)$")
+_CLOSER = re.compile(r"^ {0,3}:{3,}[ \t]*$")
+# only their admonition kinds: `::: mkdocstrings` is an autodoc stub, not a box
+_BARE_PROSE = {"note", "tip", "info", "warning", "danger", "caution", "important", "details", "success",
+               "question", "example", "abstract", "quote", "bug", "failure", "secondary"}
+_BARE_CONTAINERS = {"code-group", "v-pre", "raw"}  # VitePress: no box, only what is inside
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _OPTION = re.compile(r"^[ \t]*:[\w-]{1,40}:")
 _PROSE = {
@@ -42,14 +52,16 @@ _CONTAINERS = {"tab-set", "grid", "grid-item", "grid-item-card", "card-carousel"
 _VERSION_TITLE = {"versionadded": "New in", "versionchanged": "Changed in", "deprecated": "Deprecated since",
                   "versionremoved": "Removed in"}
 MAX_DEPTH = 6  # nesting deeper than real pages use stays as written: output stays linear
-_MAY_HOLD = re.compile(r"^ {0,3}(?:`{3,}|~{3,}|:{3,})[ \t]*\{", re.MULTILINE)
+_MAY_HOLD = re.compile(r"^ {0,3}(?:(?:`{3,}|~{3,}|:{3,})[ \t]*\{|:{3,}[ \t]*[A-Za-z])", re.MULTILINE)
 
 
 def rewrite_myst_blocks(text: str) -> str:
     """Prose directives to quotes, code directives to fences (see the module doc)."""
     if not _MAY_HOLD.search(text):
         return text
-    return "\n".join(_rewrite(text.split("\n")))
+    lines = text.split("\n")
+    closers = [i for i, ln in enumerate(lines) if ln.startswith((":", " ")) and _CLOSER.match(ln)]
+    return "\n".join(_rewrite(lines, closers))
 
 
 def _closes(line: str, marker: str) -> bool:
@@ -65,7 +77,7 @@ def _title(name: str, arg: str) -> str:
     return name.replace("-", " ").capitalize()
 
 
-def _rewrite(lines: list[str]) -> list[str]:
+def _rewrite(lines: list[str], closers: list[int]) -> list[str]:
     """One pass with a stack of open directives. Inside a prose directive or a container
     the text is rewritten as at the top level (a plain code fence there stays code,
     quoted); nothing inside code, or inside a directive kept as written, is touched."""
@@ -77,7 +89,7 @@ def _rewrite(lines: list[str]) -> list[str]:
     def emit(s: str) -> None:  # quoted once per prose directive open around it
         out.append(("> " * sum(1 for _, kind in stack if kind == "prose") + s).rstrip())
 
-    for line in lines:
+    for i, line in enumerate(lines):
         if at_options and _OPTION.match(line):
             emit("")
             continue
@@ -120,6 +132,19 @@ def _rewrite(lines: list[str]) -> list[str]:
                 emit(line)
                 stack.append((marker, "keep"))
             at_options = True
+            continue
+        bare = _OPEN_BARE.match(line) if len(stack) < MAX_DEPTH and line.lstrip(" ")[:1] == ":" else None
+        kind = bare.group(3).casefold() if bare else ""
+        if bare and (kind in _BARE_PROSE or kind in _BARE_CONTAINERS) \
+                and bisect.bisect_right(closers, i) < len(closers):  # an unclosed box is text
+            pad, marker, name, bracket, rest = bare.groups()
+            if kind in _BARE_CONTAINERS:
+                emit("")
+                stack.append((marker, "container"))
+            else:
+                title = (bracket or rest).strip() or name.replace("-", " ").capitalize()
+                emit(f"{pad}> **{title}**")
+                stack.append((marker, "prose"))
             continue
         fence = _FENCE.match(line)
         if fence:
