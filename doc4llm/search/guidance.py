@@ -73,8 +73,10 @@ def build_guidance(searcher, qa: QueryAnalysis, verdict, results: list[dict], se
 
     tips = []
     if verdict.coverage.get("absent_from_docs"):
-        tips.append(f"{', '.join(verdict.coverage['absent_from_docs'][:3])} appear nowhere in the local docs; "
-                    "check the spelling or whether it belongs to another tool or version")
+        absent = verdict.coverage["absent_from_docs"][:3]
+        verb, pronoun = ("appears", "it belongs") if len(absent) == 1 else ("appear", "they belong")
+        tips.append(f"{', '.join(absent)} {verb} nowhere in the local docs; "
+                    f"check the spelling or whether {pronoun} to another tool or version")
     if len(sets) > 1 and not qa.domain_sets:
         tips.append("name the product in the query (or pass --set) to search one doc set")
     tips.append("re-scrape or import newer docs if the feature is recent: doc4llm scrape URL --set NAME@VER")
