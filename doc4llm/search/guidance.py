@@ -59,7 +59,8 @@ def build_guidance(searcher, qa: QueryAnalysis, verdict, results: list[dict], se
         searches.append({"query": f"{base} documentation".strip(), "engine": "general",
                          "rationale": "the identifier may belong to another tool or a newer version"})
     else:
-        searches.append({"query": f"{project} {qa.raw}".strip(), "engine": "general",
+        named = project and project.casefold() in qa.raw.casefold()  # "... pino log files ..."
+        searches.append({"query": qa.raw.strip() if named else f"{project} {qa.raw}".strip(), "engine": "general",
                          "rationale": "the question as asked, scoped to the project"})
         if missing:
             searches.append({"query": f"{project} {' '.join(missing[:3])}".strip(), "engine": "general",
