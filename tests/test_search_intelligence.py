@@ -186,3 +186,12 @@ def test_upstream_domain_query_prefers_the_named_set(tmp_path):
     assert res["analysis"]["domain_sets"] == [OPENCODE]
     assert res["results"][0]["doc_set"] == OPENCODE
     assert MDMEM_SET not in {r["doc_set"] for r in res["results"]}
+
+
+def test_question_as_asked_names_the_project_once(searcher):
+    """A question that already says the project's name is searched as asked, not as
+    "mdmem ... mdmem ..."; one that does not gets the name in front."""
+    for q in ("how do I deploy mdmem on a raspberry pi cluster", "how do I deploy it on a raspberry pi cluster"):
+        res = searcher.search(q, k=3)
+        asked = [s["query"] for s in res["guidance"]["suggested_searches"] if "as asked" in s["rationale"]]
+        assert asked and asked[0].casefold().count("mdmem") == 1, asked
