@@ -1,4 +1,4 @@
-"""Where a line's inline code spans are, so inline rewrites can leave code alone.
+"""Where a page's code is (fenced blocks, inline spans), so inline rewrites leave it alone.
 
 A role example (```` `` {func}`x` `` ````), an attribute list written as an example
 (`` `{ .class }` ``) or a `++key++` inside backticks is code, shown as typed. CommonMark
@@ -12,6 +12,27 @@ import re
 from collections.abc import Callable
 
 _RUN = re.compile(r"`+")
+_FENCE = re.compile(r"^ *(`{3,}|~{3,})")
+
+
+def map_outside_fences(text: str, rewrite: Callable[[str], str]) -> str:
+    """`rewrite` applied to each line outside fenced code blocks (a fence closes at a
+    line of the same character, at least as long, with nothing after it)."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) \
+                    and not line.strip().strip(fence[0]):
+                fence = None
+            out.append(line)
+        elif m:
+            fence = m.group(1)
+            out.append(line)
+        else:
+            out.append(rewrite(line))
+    return "\n".join(out)
 
 
 def code_spans(line: str) -> list[tuple[int, int, int, int]]:

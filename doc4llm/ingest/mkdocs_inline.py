@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 
-from doc4llm.ingest.code_spans import map_outside_code
+from doc4llm.ingest.code_spans import map_outside_code, map_outside_fences
 
 _ICON_SETS = r"(?:material|octicons|fontawesome|simple|twemoji)"
 _ATTR_ITEM = (
@@ -36,7 +36,6 @@ _ATTR_LIST = r"\{:?[ \t]{0,8}" + _ATTR_ITEM + r"(?:[ \t]{1,8}" + _ATTR_ITEM + r"
 _ICON = re.compile(r":" + _ICON_SETS + r"(?:-[a-z0-9]{1,40}){1,12}:(?:" + _ATTR_LIST + r")?[ \t]?")
 _INLINE_ATTRS = re.compile(_ATTR_LIST)
 _KEYS = re.compile(r"\+\+([A-Za-z0-9][\w\-]{0,30}(?:\+[\w\-]{1,30}){0,6})\+\+")
-_FENCE = re.compile(r"^ *(`{3,}|~{3,})")
 _ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
 _MAY_HOLD = re.compile(r":" + _ICON_SETS + r"-|\{:?[ \t]*[.#\w]|\+\+\w")
 
@@ -45,23 +44,13 @@ def rewrite_mkdocs_inline(text: str) -> str:
     """Icons, inline attribute lists and key caps as the site shows them (module doc)."""
     if not _MAY_HOLD.search(text):
         return text
-    out: list[str] = []
-    fence: str | None = None
-    for line in text.split("\n"):
-        opened = _FENCE.match(line)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
-                    and not line.strip().strip(fence[0]):
-                fence = None
-            out.append(line)
-        elif opened:
-            fence = opened.group(1)
-            out.append(line)
-        elif _ATX.match(line):  # a heading stays as written: labels and links quote it
-            out.append(line)
-        else:
-            out.append(map_outside_code(line, _rewrite_prose))
-    return "\n".join(out)
+    return map_outside_fences(text, _rewrite_line)
+
+
+def _rewrite_line(line: str) -> str:
+    if _ATX.match(line):  # a heading stays as written: labels and links quote it
+        return line
+    return map_outside_code(line, _rewrite_prose)
 
 
 def _key_caps(m: re.Match[str]) -> str:

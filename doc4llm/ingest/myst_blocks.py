@@ -87,7 +87,8 @@ def _rewrite(lines: list[str], closers: list[int]) -> list[str]:
     at_options = False  # just after a directive's opening line: `:class: tip` lines go
 
     def emit(s: str) -> None:  # quoted once per prose directive open around it
-        out.append(("> " * sum(1 for _, kind in stack if kind == "prose") + s).rstrip())
+        depth = sum(1 for _, kind in stack if kind == "prose")
+        out.append(("> " * depth + s).rstrip() if depth else s)
 
     for i, line in enumerate(lines):
         if at_options and _OPTION.match(line):

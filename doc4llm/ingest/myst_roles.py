@@ -20,11 +20,10 @@ from __future__ import annotations
 
 import re
 
-from doc4llm.ingest.code_spans import code_spans
+from doc4llm.ingest.code_spans import code_spans, map_outside_fences
 
 _ROLE = re.compile(r"\{([A-Za-z][\w:.+-]{0,40})\}")
 _RUN = re.compile(r"`+")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _EXPLICIT = re.compile(r"^(.*?)\s*<([^<>]*)>$", re.DOTALL)
 _CODE_ROLES = {
     "func", "meth", "class", "mod", "attr", "data", "const", "exc", "obj", "any", "envvar",
@@ -39,20 +38,7 @@ def rewrite_myst_roles(text: str) -> str:
     """Every role outside code written as the built site shows it (see the module doc)."""
     if not _MAY_HOLD.search(text):
         return text
-    out: list[str] = []
-    fence: str | None = None
-    for line in text.split("\n"):
-        m = _FENCE.match(line)
-        if fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip()[len(m.group(1)):].strip():
-                fence = None
-            out.append(line)
-        elif m:
-            fence = m.group(1)
-            out.append(line)
-        else:
-            out.append(_rewrite_line(line) if "}`" in line else line)
-    return "\n".join(out)
+    return map_outside_fences(text, lambda line: _rewrite_line(line) if "}`" in line else line)
 
 
 def render_role(name: str, content: str) -> str:
