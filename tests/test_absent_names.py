@@ -97,3 +97,21 @@ def test_english_words_in_any_inflection_and_lower_case_names():
         assert not is_english(w), w
     assert is_english("v2") and is_english("cu124")  # not words at all: other rules' business
 
+
+
+def test_a_dotted_name_is_absent_even_when_its_words_are_not(tmp_path):
+    """`[tool.griffe]` appears nowhere: the words "tool" and "griffe" side by side ("the
+    tool. Griffe ...") are not it, and its last part is the product's own name."""
+    import json
+
+    from conftest import run_cli
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "config.md").write_text("# Configuration\n\nConfigure the tool. Griffe reads options from the command "
+                                   "line and from `pyproject.toml`.\n\n## Options\n\nEvery option has a default.\n")
+    docs = tmp_path / "md_docs"
+    assert run_cli("import", src, "--set", "griffe@2", "--docs-dir", docs).returncode == 0
+    r = run_cli("search", "set griffe options under [tool.griffe] in pyproject.toml", "--docs-dir", docs,
+                "--embedder", "none", "--json")
+    assert "tool.griffe" in json.loads(r.stdout)["coverage"]["absent_from_docs"]

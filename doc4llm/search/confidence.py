@@ -110,7 +110,7 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
             covered.append(term)
         else:
             uncovered.append(term)
-            if _term_absent(conn, term, sets):
+            if _term_absent(conn, term, sets, {w.casefold() for w in qa.domain_words}):
                 nowhere.append(term)
                 w_absent += w
     term_words = " ".join(qa.terms).lower()
@@ -245,13 +245,19 @@ def _names_only(qa: QueryAnalysis) -> bool:
     return qa.identifier_only or len(qa.raw.split()) <= CAP_MAX_WORDS
 
 
-def _term_absent(conn, term: str, sets: list[str]) -> bool:
+def _term_absent(conn, term: str, sets: list[str], products: set[str] = frozenset()) -> bool:
     """No section has the term (whole, or the last part of a dotted name such as
-    `ValidationError.errors()`)."""
+    `ValidationError.errors()`; not when that part is a doc set's own name: the docs
+    mention `griffe` everywhere and `[tool.griffe]` nowhere)."""
     t = term.strip("`").removesuffix("()")
-    if _df(conn, fold_identifier(t), sets) or _df(conn, stem(t.lower().strip("-")), sets):
+    # a dotted or spaced term is no one word: its stem would be matched as a phrase
+    # ("tool.griff" in "the tool. Griffe ...")
+    word = stem(t.lower().strip("-")) if re.fullmatch(r"[\w-]+", t) else ""
+    if _df(conn, fold_identifier(t), sets) or (word and _df(conn, word, sets)):
         return False
     last = t.rsplit(".", 1)[-1] if "." in t and "/" not in t else ""
+    if last.casefold() in products:
+        return True
     return not (len(last) >= 4 and _df(conn, fold_identifier(last), sets))
 
 
