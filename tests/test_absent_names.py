@@ -115,3 +115,22 @@ def test_a_dotted_name_is_absent_even_when_its_words_are_not(tmp_path):
     r = run_cli("search", "set griffe options under [tool.griffe] in pyproject.toml", "--docs-dir", docs,
                 "--embedder", "none", "--json")
     assert "tool.griffe" in json.loads(r.stdout)["coverage"]["absent_from_docs"]
+
+
+def test_a_missing_or_damaged_word_list_names_nothing(tmp_path, monkeypatch):
+    """No list (or a truncated one) must not turn every absent word into a "name": the
+    rule simply stays off."""
+    import gzip
+
+    from doc4llm.search import english
+
+    full = gzip.compress(b"protobuf\n" * 1000)
+    for content in (None, full[: len(full) // 2], b"not gzip at all"):
+        path = tmp_path / "stems.txt.gz"
+        path.unlink(missing_ok=True)
+        if content is not None:
+            path.write_bytes(content)
+        monkeypatch.setattr(english, "STEMS_PATH", path)
+        english._stems.cache_clear()
+        assert english.is_english("zstd")
+    english._stems.cache_clear()

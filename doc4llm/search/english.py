@@ -56,7 +56,7 @@ def is_english(word: str) -> bool:
     """A dictionary word in any inflection ("downsides"), or two run together ("allowlist",
     "endpoint"): docs may phrase it otherwise. False for a name written in lower case
     (protobuf, zstd, loguru, kubernetes), which docs that never mention it cannot cover.
-    Loaded on first use (~20 ms), only for words the docs never mention."""
+    Loaded on first use (~10 ms), only for words the docs never mention."""
     from doc4llm.index.tokenize import stem
 
     stems = _stems()
