@@ -47,7 +47,7 @@ ENV_QUERY_RUNTIME = "DOC4LLM_QUERY_RUNTIME"  # numpy (default when possible) | o
 NUMPY_MAX_TOKENS = 96
 LONG_QUERY_WORDS = 64  # words from which a query may pass NUMPY_MAX_TOKENS (engine.py)
 CONVERSION = "dynint8pc-v1"  # bump when quantized_model() changes what it writes
-GRAPH_FORMAT = "npg1"  # bump when numpy_graph's file layout or its export changes
+GRAPH_FORMAT = "npg2"  # bump when numpy_graph's file layout or its export changes (npg2: parity check)
 MAX_TOKENS = 128  # the length all-MiniLM-L6-v2 was trained at; longer input is cut
 
 
@@ -206,12 +206,79 @@ def export_query_graph(model: Path | bytes, source_sha256: str,
                 return d / name
     for target in [*(damaged or []), *(d / name for d in dirs)]:
         try:
-            return numpy_graph.export(model, target)
+            path = numpy_graph.export(model, target)
         except OSError:
             continue
         except (ImportError, numpy_graph.GraphError, ValueError):
             return None  # no `onnx` package, or an operator the numpy runtime lacks
+        _check_parity(model, path)
+        for old in path.parent.glob(f"{name.split('.')[0]}.{source_sha256[:16]}.*.npg"):
+            if old.name != name:  # a graph of an earlier format or conversion: 58 MB of nothing
+                old.unlink(missing_ok=True)
+                _differs_path(old).unlink(missing_ok=True)
+        return path
     return None
+
+
+# Queries must be embedded the way passages were: numpy's kernels reproduce onnxruntime's
+# int8 rounding on the CPU they were matched on (x86-64 with AVX-512: bit-identical), but
+# not everywhere: on an AVX2-only CPU (AMD EPYC, measured) onnxruntime's u8s8 products
+# saturate, and a query's two vectors differ (cosine 0.966-0.995), enough to reorder close
+# candidates. The check runs once, when the graph is exported; a CPU that fails it embeds
+# queries on onnxruntime, like its passages.
+PARITY_TEXTS = ("how do I add a dependency", "What is backpressure?", "rolling back a release", "x")
+PARITY_MIN_COSINE = 0.9999
+
+
+def _differs_path(graph: Path) -> Path:
+    return graph.with_name(graph.name + ".differs")
+
+
+def _check_parity(model: Path | bytes, graph_path: Path) -> None:
+    """Leave a `.differs` note next to the graph when its vectors are not onnxruntime's on
+    this CPU (query_graph then declines it); remove a stale one when they are. Nothing is
+    decided when onnxruntime cannot be loaded here."""
+    if not runtime_importable():
+        return
+    try:
+        import onnxruntime as ort
+
+        from doc4llm.index import numpy_graph
+
+        graph = numpy_graph.NumpyGraph.load(graph_path)
+        probe = MiniLMEmbedder(threads=1)
+        probe._session = ort.InferenceSession(model if isinstance(model, bytes) else str(model),
+                                              _session_options(ort, 1, converted=True),
+                                              providers=["CPUExecutionProvider"])
+        tokenizer = probe._load_tokenizer()
+        worst = min(float((probe._run([ids]) * probe._run([ids], graph)).sum())
+                    for ids in (tokenizer.encode(t).ids for t in PARITY_TEXTS))
+    except Exception:  # noqa: BLE001 - no verdict: the graph stays usable, as before the check
+        return
+    from doc4llm.corpus.atomic import atomic_write_text
+
+    note = _differs_path(graph_path)
+    try:
+        if worst < PARITY_MIN_COSINE:
+            atomic_write_text(note, f"numpy and onnxruntime query vectors differ on this CPU "
+                                    f"(min cosine {worst:.5f})\n")
+        else:
+            note.unlink(missing_ok=True)
+    except OSError:
+        pass
+
+
+def _session_options(ort, threads: int, *, converted: bool):
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    # Spinning worker threads burn a core that other processes want (2 shared cores).
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    opts.log_severity_level = 3
+    # The converted graph is already optimised: loading it as is takes ~0.06 s.
+    opts.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_DISABLE_ALL if converted
+                                     else ort.GraphOptimizationLevel.ORT_ENABLE_BASIC)
+    return opts
 
 
 def _model() -> tuple[Path | bytes, Path]:
@@ -247,6 +314,8 @@ def query_graph():
         damaged = []
         for path in (d / _graph_name(sha) for d in _cache_dirs()):
             if path.is_file():
+                if _declined(path):
+                    return None
                 try:
                     _GRAPH["graph"] = numpy_graph.NumpyGraph.load(path)
                     return _GRAPH["graph"]
@@ -259,11 +328,26 @@ def query_graph():
         if path is None:
             _GRAPH["failed"] = "the model cannot be exported for numpy"
             return None
+        if _declined(path):
+            return None
         _GRAPH["graph"] = numpy_graph.NumpyGraph.load(path)
         return _GRAPH["graph"]
     except Exception as exc:  # anything at all: the query runs on onnxruntime, as before
         _GRAPH["failed"] = f"{type(exc).__name__}: {exc}"
         return None
+
+
+def _declined(graph: Path) -> bool:
+    """The graph failed the parity check on this CPU: queries run on onnxruntime, unless
+    $DOC4LLM_QUERY_RUNTIME=numpy asks for numpy anyway."""
+    note = _differs_path(graph)
+    if _query_runtime() == "numpy" or not note.is_file():
+        return False
+    try:
+        _GRAPH["failed"] = note.read_text(encoding="utf-8", errors="replace").strip()[:200]
+    except OSError:
+        _GRAPH["failed"] = "numpy and onnxruntime query vectors differ on this CPU"
+    return True
 
 
 class MiniLMEmbedder:
@@ -317,16 +401,8 @@ class MiniLMEmbedder:
             except ImportError as exc:
                 raise _not_installed(exc) from exc
             tokenizer = self._load_tokenizer()
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = self.threads
-            opts.inter_op_num_threads = 1
-            # Spinning worker threads burn a core that other processes want (2 shared cores).
-            opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            opts.log_severity_level = 3
             model, source = _model()
-            # The converted graph is already optimised: loading it as is takes ~0.06 s.
-            opts.graph_optimization_level = (ort.GraphOptimizationLevel.ORT_DISABLE_ALL if model != source
-                                             else ort.GraphOptimizationLevel.ORT_ENABLE_BASIC)
+            opts = _session_options(ort, self.threads, converted=model != source)
             self._session = ort.InferenceSession(model if isinstance(model, bytes) else str(model), opts,
                                                  providers=["CPUExecutionProvider"])
             self._tokenizer = tokenizer
