@@ -132,6 +132,31 @@ def test_leading_h1_is_not_duplicated(tmp_path):
     assert paths == [["Same Title"], ["Same Title", "A"]]
 
 
+def test_a_page_named_by_its_first_lower_heading(tmp_path):
+    """fastify's reference pages have no H1: an HTML banner, then `## Reply` (the file is
+    Reply.md). That heading is the title, written as the page writes it; it is not also a
+    section that every heading path repeats ("Reply > Reply > Reply > Methods"). A first
+    heading that is not the file's name (`## Factory` in Server.md) stays a section."""
+    src = tmp_path / "src"
+    banner = '<h1 align="center">Fastify</h1>\n\n'
+    write(src / "Reply.md", banner + "## Reply\n- [Reply](#reply)\n\n### Reply\n\n#### Methods\n\nsend\n")
+    write(src / "ContentTypeParser.md", banner + "## `Content-Type` Parser\n\nParsers.\n\n### Usage\n\nx\n")
+    write(src / "Server.md", banner + "## Factory\n\nThe factory.\n")
+    docs = tmp_path / "md_docs"
+    do_import(src, docs)
+    set_dir = docs / "Docs@1"
+    assert page_folders(set_dir) == {"Reply", "Content-Type Parser", "Server"}
+
+    def paths(page: str) -> list[list[str]]:
+        toc = run_cli("toc", page, "--docs-dir", docs, "--json")
+        return [s["heading_path"] for s in json.loads(toc.stdout)["sections"]]
+
+    assert paths("Reply") == [["Reply"], ["Reply", "Reply"], ["Reply", "Reply", "Methods"]]
+    assert paths("Content-Type Parser") == [["Content-Type Parser"], ["Content-Type Parser", "Usage"]]
+    assert "Parsers." in (set_dir / "Content-Type Parser" / "docContent.md").read_text()
+    assert paths("Server") == [["Server"], ["Server", "Factory"]]
+
+
 def test_folder_naming_rules(tmp_path):
     assert sanitize_folder_name('a<b>c:d"e/f\\g|h?i*j\x07k') == "abcdefghijk"
     assert sanitize_folder_name("  many   spaces\there ") == "many spaces here"

@@ -96,9 +96,10 @@ def find_markdown_files(root: Path, max_bytes: int, skipped: list[dict]) -> list
 
 
 def page_title_and_body(text: str, fallback: str) -> tuple[str, str]:
-    """Title: front matter title, else first H1, else file name. Body: text without front
-    matter, and without its leading H1 when that H1 is the title (the header repeats it),
-    also when only anchors (`(label)=`, `<a id>`) stand above it."""
+    """Title: front matter title, else first H1, else file name (or the page's first heading
+    when it is that name). Body: text without front matter, and without its leading H1 when
+    that H1 is the title (the header repeats it), also when only anchors (`(label)=`,
+    `<a id>`) stand above it."""
     parsed = parse_page(text)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     fm_title = parsed.front_matter.get("title")
@@ -111,13 +112,30 @@ def page_title_and_body(text: str, fallback: str) -> tuple[str, str]:
 
         body_start, _ = _front_matter(lines)
     first = next((s for s in parsed.sections if s.level > 0), None)  # after a preamble of anchors
-    if first is not None and first.level == 1 and first.title == title \
+    # No H1 and no front-matter title, and the page opens with its own name as a lower
+    # heading (fastify's `## Reply` under an HTML banner): that heading is the title, as
+    # the page writes it ("`Content-Type` Parser" for ContentTypeParser.md), not a section
+    # that every heading path would repeat ("Reply > Reply > Reply > Methods").
+    named_lower = (first is not None and first.level > 1 and h1 is None and title == fallback
+                   and _same_name(first.title, fallback))
+    if named_lower:
+        title = first.title
+    if first is not None and (named_lower or (first.level == 1 and first.title == title)) \
             and first.start - 1 >= body_start \
-            and all(not s.strip() or is_anchor_line(s) for s in lines[body_start:first.start - 1]) \
+            and all(not s.strip() or is_anchor_line(s) or (named_lower and s.lstrip().startswith("<"))
+                    for s in lines[body_start:first.start - 1]) \
             and lines[first.start - 1].lstrip().startswith("#"):
         del lines[first.start - 1]  # anchors above it (`(label)=`) stay: they name the page
     body = "\n".join(lines[body_start:])
     return title, _with_summary(parsed.front_matter, body)
+
+
+def _same_name(heading: str, file_stem: str) -> bool:
+    """`Content-Type` Parser names ContentTypeParser.md; HTTP/2 names HTTP2.md."""
+    def letters(x: str) -> str:
+        return "".join(ch for ch in x.casefold() if ch.isalnum())
+
+    return bool(letters(heading)) and letters(heading) == letters(file_stem)
 
 
 def _with_summary(front: dict, body: str) -> str:
