@@ -220,14 +220,16 @@ def export_query_graph(model: Path | bytes, source_sha256: str,
     return None
 
 
-# Queries must be embedded the way passages were: numpy's kernels reproduce onnxruntime's
-# int8 rounding on the CPU they were matched on (x86-64 with AVX-512: bit-identical), but
-# not everywhere: on an AVX2-only CPU (AMD EPYC, measured) onnxruntime's u8s8 products
-# saturate, and a query's two vectors differ (cosine 0.966-0.995), enough to reorder close
-# candidates. The check runs once, when the graph is exported; a CPU that fails it embeds
-# queries on onnxruntime, like its passages.
-PARITY_TEXTS = ("how do I add a dependency", "What is backpressure?", "rolling back a release", "x")
-PARITY_MIN_COSINE = 0.9999
+# Queries are embedded like the passages they are compared with. numpy's kernels reproduce
+# onnxruntime's int8 rounding on the CPU they were matched on (x86-64 with AVX-512:
+# bit-identical), not everywhere: on an AVX2-only CPU (AMD EPYC, measured 2026-11-25)
+# onnxruntime's u8s8 products saturate and real queries agree to cosine 0.986-0.994, which
+# moved no eval set by more than one query either way (13 sets, numpy against onnxruntime
+# queries) while saving 0.2-0.3 s a search. Worse agreement has not been measured, so the
+# check, run once when the graph is exported, sends such a CPU's queries to onnxruntime.
+PARITY_TEXTS = ("how do I add a dependency", "What is backpressure?", "rolling back a release",
+                "UV_HTTP_TIMEOUT")
+PARITY_MIN_COSINE = 0.98
 
 
 def _differs_path(graph: Path) -> Path:
