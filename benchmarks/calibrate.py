@@ -52,7 +52,7 @@ def collect(specs: list[list[str]]) -> list[dict]:
                          "kind": q["kind"], "answerable": bool(q["labels"]),
                          "right": bool(grades and grades[0] == 2), "features": feats,
                          "capped": bool(cov.get("strong_absent") or cov.get("single_anchor")
-                                                   or cov.get("absent_names"))})
+                                                   or cov.get("absent_names") or cov.get("off_domain"))})
         searcher.close()
         print(f"collected {name} ({embedder or 'default'})", file=sys.stderr)
     return rows

@@ -119,6 +119,26 @@ def test_parent_that_explains_is_not_hidden_by_its_children(docs):
     assert res["results"][0]["heading_path"][-1] == "CORSMiddleware"
 
 
+def test_a_class_named_with_a_leading_acronym_is_not_absent(docs):
+    """The index splits `CORSMiddleware` into `cor middlewar`; the absence check looked up
+    the lower-cased word's stem, found it nowhere, and abstained on the section headed by it."""
+    for query in ("CORSMiddleware", "how do I configure CORSMiddleware", "starlette CORSMiddleware allow_origins"):
+        res = search(docs, query)
+        assert not res["abstained"], (query, res["confidence"], res["coverage"])
+        assert res["coverage"]["absent_from_docs"] == [] and res["results"][0]["heading_path"][-1] == "CORSMiddleware"
+
+
+def test_a_question_about_one_product_answered_only_by_another_abstains(docs):
+    """The query names Starlette, and only npm's docs answer it (other sets count half and
+    still win): the Starlette docs do not cover it, whatever npm says."""
+    res = search(docs, "starlette: install packages from the lockfile with ci")
+    assert res["analysis"]["domain_sets"] == ["Starlette@test"]
+    assert res["results"][0]["doc_set"] == "npm@test" and res["abstained"]
+    assert res["coverage"]["off_domain"] == "npm@test" and "Starlette@test" in res["confidence_explanation"]
+    own = search(docs, "starlette CORSMiddleware allow_origins")
+    assert own["coverage"]["off_domain"] == "" and not own["abstained"]
+
+
 def test_one_generic_word_does_not_answer_a_question_about_something_else(docs):
     res = search(docs, "PostgreSQL autovacuum tuning")
     assert res["abstained"], (res["confidence"], res["results"][:1])

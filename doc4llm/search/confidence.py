@@ -117,17 +117,17 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
     for kw in qa.keywords:
         if kw in term_words:
             continue
-        s = stem(kw)
+        s = _index_form(kw, qa.raw)
         df = _df(conn, s, sets)
         w = math.log(1 + n / (1 + df))
         if df == 0:
             w = math.log(1 + n)
         w_all += w
         n_words += 1
-        if s in first_toks:
+        if _holds(first_toks, s):
             w_first += w
             matched_first += 1
-        if s in top3_toks:
+        if _holds(top3_toks, s):
             w_top3 += w
             covered.append(kw)
         else:
@@ -170,6 +170,37 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
               "strong_absent": [t for t in nowhere if t in qa.terms and is_strong_identifier(t)
                                 and not _PATHLIKE.match(t)] if _names_only(qa) else []}
     return feats, report
+
+
+def _off_domain(qa: QueryAnalysis, top_row: dict | None, sets: list[str]) -> str:
+    """The set of the top result when the query names other sets (and not it): "does
+    pydantic support free-threaded Python?" answered by uv's *Free-threaded Python*. Other
+    sets' results already count half (pipeline.OFF_DOMAIN_FACTOR), so one that still wins
+    says the named docs do not cover the question."""
+    if not qa.domain_sets or top_row is None or len(sets) < 2:
+        return ""
+    top_set = top_row.get("set_name") or ""
+    return top_set if top_set and top_set not in qa.domain_sets else ""
+
+
+def _index_form(kw: str, raw: str) -> str:
+    """A keyword as the index holds it: its stem, or, for a word the query writes in mixed
+    case that the tokenizer splits (`CORSMiddleware` -> `cor middlewar`), its parts as a
+    phrase. The lower-cased keyword's stem (`corsmiddlewar`) is in no section, so the
+    class the top result is headed by counted as "never mentioned" and the search abstained."""
+    from doc4llm.index.tokenize import tokens
+
+    for tok in raw.split():
+        bare = tok.strip(_EDGE_PUNCT)
+        if bare != kw and bare.casefold() == kw:
+            parts = tokens(bare)
+            if len(parts) > 1:
+                return " ".join(parts)
+    return stem(kw)
+
+
+def _holds(toks: set[str], form: str) -> bool:
+    return all(part in toks for part in form.split())
 
 
 def _letters_absent(word: str, conn, sets: list[str]) -> bool:
@@ -266,7 +297,7 @@ def _most_specific(qa: QueryAnalysis, conn, sets: list[str], n: int) -> list[str
     as written (keywords) or as named (terms)."""
     scored: list[tuple[float, str, str]] = []
     for kw in qa.keywords:
-        scored.append((math.log(1 + n / (1 + _df(conn, stem(kw), sets))), "kw", kw))
+        scored.append((math.log(1 + n / (1 + _df(conn, _index_form(kw, qa.raw), sets))), "kw", kw))
     for term in qa.terms:
         df = min(_df(conn, fold_identifier(term), sets), _df(conn, stem(term.lower().strip("-")), sets) or 10**9)
         scored.append((math.log(1 + n / (1 + df)), "term", term))
@@ -287,7 +318,7 @@ def _key_term_missing(qa: QueryAnalysis, first_toks: set[str], first: str, conn,
     for w in words:
         if w in qa.terms and term_pattern(w).search(first):
             return 0.0
-        if w not in qa.terms and stem(w) in first_toks:
+        if w not in qa.terms and _holds(first_toks, _index_form(w, qa.raw)):
             return 0.0
     return 1.0
 
@@ -304,8 +335,10 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
                        "nothing in the docs matched the query", True,
                        {"covered": [], "uncovered": qa.concepts, "absent_from_docs": []})
     feats, report = compute_features(searcher, qa, ranked, rows, sets)
+    report["off_domain"] = _off_domain(qa, rows.get(ranked[0].sid), sets)
     conf = 100.0 * probability(feats)
-    if report["strong_absent"] or report["single_anchor"] or report["absent_names"]:  # always abstain
+    if report["strong_absent"] or report["single_anchor"] or report["absent_names"] \
+            or report["off_domain"]:  # always abstain
         conf = min(conf, ABSENT_TERM_CAP, ABSTAIN_BELOW - 1)
     named_page = bool(ranked[0].parts.get("rerank.page_entry"))
     if named_page and not (report["strong_absent"] or report["absent_names"]):
@@ -323,6 +356,9 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
         why = f"the docs never mention {', '.join(report['strong_absent'][:3])}"
     elif report["absent_names"]:
         why = f"the docs never mention {', '.join(report['absent_names'][:3])}"
+    elif report["off_domain"]:
+        why = (f"the query names {', '.join(qa.domain_sets)}, whose docs match it less than half as "
+               f"well as another set's; the best match is in {report['off_domain']}")
     elif report["single_anchor"]:
         why = (f"the docs never mention {', '.join(report['absent_from_docs'][:2])}; the best match "
                "shares only one word with the question")
