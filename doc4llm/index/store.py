@@ -17,11 +17,12 @@ from pathlib import Path
 from doc4llm.corpus.paths import INDEX_DIRNAME
 
 MMAP_BYTES = 1 << 30  # address space, not memory: pages are mapped as they are read
-FORMAT_VERSION = "12"
+FORMAT_VERSION = "13"
 # 5: plain heading titles, attribute-list anchors, MkDocs blocks rewritten; 6: HTML comment
 # blocks left out of the indexed text; 7-10: in-page tables of contents, a section's
 # trailing anchors and MyST targets left out; 11-12: heading attribute lists after
-# closing hashes or with bare words
+# closing hashes or with bare words; 13: an acronym run into a word (`CORSMiddleware`,
+# `SQLite`) is an identifier, indexed whole as well as in parts
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);

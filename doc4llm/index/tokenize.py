@@ -48,7 +48,7 @@ def stem(word: str) -> str:
     return s.stemWord(word) if s else word
 
 
-_INNER_CAP = re.compile(r"[a-z][A-Z]")
+_INNER_CAP = re.compile(r"[a-z][A-Z]|[A-Z]{2}[a-z]{2}")  # fooBar; CORSMiddleware, SQLite (not APIs)
 _LONG_CAPS = re.compile(r"[A-Z][A-Z0-9]{3,}")  # ENOSPC, SIGHUP; not RAM, CPU, API
 _DOTTED = re.compile(r"\w\.\w")
 _NUMBER = re.compile(r"[\d.]+")
@@ -56,7 +56,9 @@ _FOLD = re.compile(r"[\-./]+")
 
 
 def is_identifier(raw: str) -> bool:
-    """Code-shaped: has _ or -, inner capitals, dots between words, or is ALL CAPS >= 4."""
+    """Code-shaped: has _ or -, inner capitals (also an acronym run into a word:
+    `JSONResponse`, whose parts alone would never match a query for `jsonresponse`), dots
+    between words, or is ALL CAPS >= 4."""
     if len(raw) < 2:
         return False
     if "_" in raw or raw.startswith("-") or _INNER_CAP.search(raw):
@@ -73,6 +75,9 @@ def _parts(raw: str) -> list[str]:
     return [p for p in out if p]
 
 
+_LETTERS_DIGITS = re.compile(r"[A-Za-z]+|\d+")
+
+
 def fold_identifier(raw: str) -> str:
     return _FOLD.sub("_", raw.strip("-./")).lower()
 
@@ -81,7 +86,10 @@ def fold_identifier(raw: str) -> str:
 def _word_tokens(raw: str, keep_stopwords: bool) -> tuple[str, ...]:
     """Tokens of one word as written (cached: documents repeat their words)."""
     ident = is_identifier(raw) or "-" in raw[1:]
-    parts = _parts(raw)
+    # camel-case splitting is for code: a plain word keeps its letters together, so the
+    # plural acronyms of prose (`APIs`, `URLs`, `IDs`) stem to `api`, `url`, `id` rather
+    # than splitting as `AP` + `Is`
+    parts = _parts(raw) if ident else [p.lower() for p in _LETTERS_DIGITS.findall(raw)]
     if ident and len(parts) > 1:
         out = [fold_identifier(raw)]
     elif ident and len(parts) == 1:
