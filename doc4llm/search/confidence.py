@@ -29,7 +29,7 @@ import math
 import re
 from dataclasses import dataclass, field
 
-from doc4llm.index.tokenize import fold_identifier, is_strong_identifier, stem
+from doc4llm.index.tokenize import fold_identifier, is_strong_identifier, stem, tokens
 from doc4llm.search.analyze import QueryAnalysis
 from doc4llm.search.calibration import ABSTAIN_BELOW, BIAS, COEFFICIENTS
 from doc4llm.search.features import term_pattern
@@ -188,8 +188,6 @@ def _index_form(kw: str, raw: str) -> str:
     case that the tokenizer splits (`CORSMiddleware` -> `cor middlewar`), its parts as a
     phrase. The lower-cased keyword's stem (`corsmiddlewar`) is in no section, so the
     class the top result is headed by counted as "never mentioned" and the search abstained."""
-    from doc4llm.index.tokenize import tokens
-
     for tok in raw.split():
         bare = tok.strip(_EDGE_PUNCT)
         if bare != kw and bare.casefold() == kw:
