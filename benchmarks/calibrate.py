@@ -10,7 +10,7 @@ confidence features of the full search's top result and whether that result is r
 
 1. for each corpus in turn, fits an L2-regularised logistic regression on the others,
    picks the abstention threshold on those others (the highest that keeps their
-   answerable-query abstention at or under --max-answerable-abstain), and scores the
+   answerable-query abstention at or under --max-answerable-abstain, default 0.03), and scores the
    held-out corpus: its no_answer abstention, false abstention and ROC AUC. These
    cross-validated numbers are the ones to trust on documentation nobody fitted on;
 2. fits on everything and (with --write) stores the coefficients and the threshold.
@@ -113,7 +113,11 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("specs", nargs="+", help="NAME=QUERIES.json=DOCS_DIR[=CORPUS[=EMBEDDER]]")
     ap.add_argument("--l2", type=float, default=0.05)
-    ap.add_argument("--max-answerable-abstain", type=float, default=0.05)
+    # the target is <= 0.05 false abstention on docs nobody fitted on; a threshold chosen
+    # at 0.05 on the fitting corpora came out at 0.069 on the corpus held out (0.037 when
+    # chosen at 0.03, with the same no_answer abstention: the capping rules, not the
+    # threshold, do most of the abstaining), so the threshold is chosen with a margin
+    ap.add_argument("--max-answerable-abstain", type=float, default=0.03)
     ap.add_argument("--cache", help="rows cache (JSON): reuse instead of searching again")
     ap.add_argument("--write", action="store_true")
     args = ap.parse_args()
