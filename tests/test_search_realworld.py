@@ -336,3 +336,44 @@ def test_sections_naming_a_quoted_name_reach_the_reranker(docs):
     assert [c.sid for c in ranked] == [0, 1, 2, 7]
     res = search(docs, query)
     assert res["results"][0]["heading_path"][-1] == "Database drivers"
+
+
+def test_an_examples_section_trades_places_with_the_entry_it_illustrates():
+    from doc4llm.search.fusion import Candidate
+    from doc4llm.search.rerank import parent_over_example
+
+    def row(sid, title, parent):
+        return {"id": sid, "title": title, "parent_id": parent}
+
+    rows = {1: row(1, "archs", None), 2: row(2, "Examples", 1), 3: row(3, "build, skip", None),
+            4: row(4, "Example:", 3)}
+    head = [Candidate(2, score=3.0), Candidate(5, score=2.5), Candidate(1, score=1.0),
+            Candidate(3, score=0.5), Candidate(4, score=0.2)]
+    rows[5] = row(5, "Windows ARM64 builds", None)
+    parent_over_example(head, rows)
+    # the entry takes its example's place; the results between them stay where they were
+    assert [c.sid for c in head] == [1, 5, 2, 3, 4]
+    assert head[0].parts["rerank.example_parent"] == 1.0
+    # below the first three, or with its parent already above it, an example stays put
+    assert head[3].sid == 3 and head[4].sid == 4
+
+
+def test_an_option_found_through_its_examples_is_answered_by_the_option(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "options.md").write_text(
+        "# Options\n\n## Build selection\n\n### archs\n\nChoose the architectures to build wheels for."
+        " The default builds the native architectures of the runner; `auto64` and `auto32` pick one"
+        " word size, and emulated architectures need QEMU.\n\n#### Examples\n\n```yaml\n"
+        "CIBW_ARCHS_LINUX: x86_64 aarch64\nCIBW_ARCHS_MACOS: x86_64 arm64\nCIBW_ARCHS: auto64\n```\n\n"
+        "### build, skip\n\nChoose the Python versions to build.\n\n#### Examples\n\n```yaml\n"
+        "CIBW_BUILD: cp311-*\n```\n", encoding="utf-8")
+    (src / "faq.md").write_text("# FAQ\n\n## Windows ARM64 builds\n\nCross-compile wheels for ARM64"
+                                " on an x86 runner.\n", encoding="utf-8")
+    docs = tmp_path / "md_docs"
+    r = run_cli("import", src, "--set", "cibw@1", "--docs-dir", docs)
+    assert r.returncode == 0, r.stderr
+    res = search(docs, "CIBW_ARCHS", "--explain")
+    paths = [x["heading_path"][-1] for x in res["results"]]
+    assert paths[0] == "archs", paths
+    assert "Examples" in paths[1:3], paths

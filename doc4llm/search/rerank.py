@@ -12,6 +12,8 @@ the ranker knows nothing special about keeps its fused order.
 
 from __future__ import annotations
 
+import re
+
 from doc4llm.search.analyze import QueryAnalysis
 from doc4llm.search.features import (
     asks_about_changes,
@@ -93,11 +95,38 @@ def rerank(qa: QueryAnalysis, cands: list[Candidate], rows: dict[int, dict], dep
                 c.score = top + 0.01
                 c.parts["rerank.page_entry"] = 1.0
     head.sort(key=lambda c: -c.score)
+    parent_over_example(head, rows)
     low = head[-1].score if head else 0.0
     for c in tail:  # below every reranked candidate, in fused order
         c.raw.setdefault("fused", c.score)
         c.score = low - 1.0 + 0.5 * max(0.0, min(1.0, c.score))
     return head + tail
+
+
+# "Examples", "Example:", "Usage examples": a heading that names no subject of its own
+_EXAMPLE_HEAD = re.compile(r"(?:usage )?examples?(?: usage)?[ \t]*:?", re.IGNORECASE)
+EXAMPLE_RULE_DEPTH = 3  # the rule looks at the first three results, the ones agents read
+
+
+def parent_over_example(head: list[Candidate], rows: dict[int, dict]) -> None:
+    """An "Examples" section illustrates its parent's subject; the parent defines it. When
+    one ranks in the first three above its parent, the two trade places (cibuildwheel's
+    `CIBW_ARCHS`: *archs > Examples* wins on the name its examples repeat, while *archs*
+    is the option's entry; structlog's *Performance > Example*). Trading, not lifting the
+    parent in, keeps the other results where they were."""
+    by_sid = {c.sid: c for c in head}
+    changed = False
+    for c in head[:EXAMPLE_RULE_DEPTH]:
+        row = rows.get(c.sid)
+        if not row or not _EXAMPLE_HEAD.fullmatch((row.get("title") or "").strip()):
+            continue
+        parent = by_sid.get(row.get("parent_id"))
+        if parent is not None and parent.score < c.score:
+            parent.score, c.score = c.score, parent.score
+            parent.parts["rerank.example_parent"] = 1.0
+            changed = True
+    if changed:
+        head.sort(key=lambda c: -c.score)
 
 
 def _named_page_entries(conn, key: str, pages: dict[int, dict], head: list[Candidate],
