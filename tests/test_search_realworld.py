@@ -342,8 +342,8 @@ def test_an_examples_section_trades_places_with_the_entry_it_illustrates():
     from doc4llm.search.fusion import Candidate
     from doc4llm.search.rerank import parent_over_example
 
-    def row(sid, title, parent):
-        return {"id": sid, "title": title, "parent_id": parent}
+    def row(sid, title, parent, words=40):
+        return {"id": sid, "title": title, "parent_id": parent, "words": words}
 
     rows = {1: row(1, "archs", None), 2: row(2, "Examples", 1), 3: row(3, "build, skip", None),
             4: row(4, "Example:", 3)}
@@ -356,6 +356,11 @@ def test_an_examples_section_trades_places_with_the_entry_it_illustrates():
     assert head[0].parts["rerank.example_parent"] == 1.0
     # below the first three, or with its parent already above it, an example stays put
     assert head[3].sid == 3 and head[4].sid == 4
+    # a parent that is only a heading over its sub-sections has nothing to answer with
+    rows[6], rows[7] = row(6, "Usage", None, words=0), row(7, "Examples", 6)
+    head = [Candidate(7, score=2.0), Candidate(6, score=1.0)]
+    parent_over_example(head, rows)
+    assert [c.sid for c in head] == [7, 6]
 
 
 def test_an_option_found_through_its_examples_is_answered_by_the_option(tmp_path):

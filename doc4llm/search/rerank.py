@@ -113,7 +113,8 @@ def parent_over_example(head: list[Candidate], rows: dict[int, dict]) -> None:
     one ranks in the first three above its parent, the two trade places (cibuildwheel's
     `CIBW_ARCHS`: *archs > Examples* wins on the name its examples repeat, while *archs*
     is the option's entry; structlog's *Performance > Example*). Trading, not lifting the
-    parent in, keeps the other results where they were."""
+    parent in, keeps the other results where they were. A parent with no text of its own
+    stays where it is."""
     by_sid = {c.sid: c for c in head}
     changed = False
     for c in head[:EXAMPLE_RULE_DEPTH]:
@@ -121,7 +122,9 @@ def parent_over_example(head: list[Candidate], rows: dict[int, dict]) -> None:
         if not row or not _EXAMPLE_HEAD.fullmatch((row.get("title") or "").strip()):
             continue
         parent = by_sid.get(row.get("parent_id"))
-        if parent is not None and parent.score < c.score:
+        prow = rows.get(parent.sid) if parent is not None else None
+        # a parent with no text of its own (a heading over its sub-sections) answers nothing
+        if prow is not None and (prow.get("words") or 0) >= 5 and parent.score < c.score:
             parent.score, c.score = c.score, parent.score
             parent.parts["rerank.example_parent"] = 1.0
             changed = True
