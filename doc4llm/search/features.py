@@ -52,6 +52,9 @@ _VERSION = re.compile(r"(?<![\w.])v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?![.\d]
 _PAGE_CACHE: dict[tuple[int, str], dict] = {}
 
 
+# a section with fewer words of its own is only a heading over its sub-sections
+EMPTY_WORDS = 5
+
 def asks_about_changes(query: str) -> bool:
     return bool(_ASKS_CHANGES.search(query))
 
@@ -203,7 +206,7 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     # a reference table or option list that names the identifier is its canonical answer
     f["exact_ref"] = f["exact"] if row.get("content_type") == "api-reference" else 0.0
     words = row.get("words") or 0
-    f["empty"] = 1.0 if words < 5 else 0.0
+    f["empty"] = 1.0 if words < EMPTY_WORDS else 0.0
     f["intro"] = 1.0 if row.get("level") and len(row["heading_path"]) == 1 else 0.0
     f["depth"] = min(len(row["heading_path"]), 6) / 6.0
     f["length"] = min(1.0, math.log1p(words) / math.log(2000))

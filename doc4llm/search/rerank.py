@@ -16,6 +16,7 @@ import re
 
 from doc4llm.search.analyze import QueryAnalysis
 from doc4llm.search.features import (
+    EMPTY_WORDS,
     asks_about_changes,
     candidate_features,
     keyword_idf,
@@ -124,7 +125,7 @@ def parent_over_example(head: list[Candidate], rows: dict[int, dict]) -> None:
         parent = by_sid.get(row.get("parent_id"))
         prow = rows.get(parent.sid) if parent is not None else None
         # a parent with no text of its own (a heading over its sub-sections) answers nothing
-        if prow is not None and (prow.get("words") or 0) >= 5 and parent.score < c.score:
+        if prow is not None and (prow.get("words") or 0) >= EMPTY_WORDS and parent.score < c.score:
             parent.score, c.score = c.score, parent.score
             parent.parts["rerank.example_parent"] = 1.0
             changed = True
