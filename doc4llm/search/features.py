@@ -55,6 +55,7 @@ _PAGE_CACHE: dict[tuple[int, str], dict] = {}
 # a section with fewer words of its own is only a heading over its sub-sections
 EMPTY_WORDS = 5
 
+
 def asks_about_changes(query: str) -> bool:
     return bool(_ASKS_CHANGES.search(query))
 
