@@ -127,6 +127,33 @@ def top1(queries: list[dict], weights: dict, names: list[str]) -> tuple[float, f
     return hits / len(ans), rec / len(ans), len(ans)
 
 
+def top3(queries: list[dict], weights: dict, names: list[str]) -> float:
+    """Top-3 over answerable queries, like top1()."""
+    import numpy as np
+
+    ans = [q for q in queries if q["answerable"]]
+    w = np.array([weights.get(k, 0.0) for k in names])
+    hits = 0
+    for q in ans:
+        if q["feats"]:
+            X = np.array([[f.get(k, 0.0) for k in names] for f in q["feats"]], dtype=float)
+            order = np.argsort(-(X @ w), kind="stable")[:3]
+            hits += bool((np.array(q["grades"])[order] == 2).any())
+    return hits / len(ans) if ans else 0.0
+
+
+def ceiling(pool: list[dict], names: list[str], l2: float) -> None:
+    """Each corpus fitted on itself and scored on itself: an upper bound on what these
+    features can do there (a held-out number is lower), not an estimate to report."""
+    print(f"\nin-sample ceiling (fitted and scored on the same corpus, l2={l2})")
+    print(f"{'corpus':<10} {'n':>4} {'recall':>7} {'top1':>7} {'top3':>7}")
+    for c in sorted({q["corpus"] for q in pool}):
+        qs = [q for q in pool if q["corpus"] == c]
+        w = fit(qs, names, l2, steps=3000)
+        t1, rec, n = top1(qs, w, names)
+        print(f"{c:<10} {n:>4} {rec:>7.3f} {t1:>7.3f} {top3(qs, w, names):>7.3f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("corpora", nargs="+", help="NAME=QUERIES.json=DOCS_DIR[=CORPUS]")
@@ -136,6 +163,8 @@ def main() -> None:
     ap.add_argument("--cache", help="pool cache (JSON): reuse instead of searching again")
     ap.add_argument("--features", help="comma-separated subset of features to fit (default: all)")
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--ceiling", action="store_true",
+                    help="also fit each corpus on itself: the most these features can reach there")
     args = ap.parse_args()
     if args.cache and Path(args.cache).exists():
         pool = json.loads(Path(args.cache).read_text())
@@ -173,6 +202,8 @@ def main() -> None:
     n = tot["n"] or 1
     print(f"{'all (LOCO)':<10} {tot['n']:>4} {'':>7} {tot['fused'] / n:>7.3f} {tot['current'] / n:>8.3f} "
           f"{tot['fitted'] / n:>7.3f}")
+    if args.ceiling:
+        ceiling(pool, names, args.l2)
     final = fit(pool, names, args.l2)
     print("weights:", json.dumps({k: round(v, 3) for k, v in final.items()}))
     if args.write:
