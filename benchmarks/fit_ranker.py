@@ -1,6 +1,7 @@
 """Fit the linear ranker (doc4llm/search/ranking_model.py) with leave-one-corpus-out validation.
 
     python benchmarks/fit_ranker.py NAME=QUERIES.json=DOCS_DIR[=CORPUS] ... [--mode lex|vec] [--write]
+        [--ceiling]
 
 Each NAME is one dev corpus (mdmem, upstream, uv, pydantic ...); CORPUS restricts a
 corpus-aware query file (realdocs-dev) to that corpus's queries. For every query the
@@ -9,6 +10,7 @@ with its features and graded against the labels. The model is a listwise softmax
 each query's candidates (it maximises the probability that a right section ranks
 first), L2-regularised; it is fitted on all corpora but one and scored on the one left
 out, for each corpus in turn. Only the all-corpora fit is written, and only with --write.
+--ceiling also fits each corpus on itself: how far the features could go there at best.
 """
 
 from __future__ import annotations
