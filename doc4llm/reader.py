@@ -244,11 +244,12 @@ def read_section(docs_dir: Path, page_name: str, *, set_name: str | list[str] | 
     else:
         start, end = 1, total
     text = "\n".join(all_lines[start - 1 : end])
+    where = sec if sec is not None else _section_holding(page, start) if lines is not None else None
     return {
         "doc_set": page.doc_set.name,
         "page": page.name,
         "title": page.title,
-        "heading_path": sec.heading_path if sec else None,
+        "heading_path": where.heading_path if where else None,
         "url": page.url_for(sec) if sec else _page_url(page),
         "source": page.source,
         "content_path": _rel(docs_dir, page.content_path),
@@ -256,6 +257,16 @@ def read_section(docs_dir: Path, page_name: str, *, set_name: str | list[str] | 
         "tokens": estimate_tokens(text),
         "text": text,
     }
+
+
+def _section_holding(page: Page, line: int) -> Section | None:
+    """The section a line range starts in, so a `--lines` read cites its heading too."""
+    found = None
+    for sec in page.sections():
+        if sec.start > line:
+            break
+        found = sec
+    return found
 
 
 def _page_url(page: Page) -> str | None:

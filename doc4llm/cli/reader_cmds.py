@@ -82,5 +82,7 @@ def read_cmd(page: str, section: str | None, lines: str | None, with_subsections
         return
     a, b = data["lines"]
     where = " > ".join(data["heading_path"]) if data["heading_path"] else data["page"]
-    click.echo(f"[{data['doc_set']} / {where}  {data['content_path']}:{a}-{b}  ~{data['tokens']}t]")
+    src = data.get("source")
+    cite = f"{src}:{a}-{b}" if src and "://" not in src else f"{data['content_path']}:{a}-{b}"
+    click.echo(f"[{data['doc_set']} {cite} ~{data['tokens']}t  {where}]")
     click.echo(data["text"])
