@@ -83,6 +83,6 @@ def read_cmd(page: str, section: str | None, lines: str | None, with_subsections
     a, b = data["lines"]
     where = " > ".join(data["heading_path"]) if data["heading_path"] else data["page"]
     src = data.get("source")
-    cite = f"{src}:{a}-{b}" if src and "://" not in src else f"{data['content_path']}:{a}-{b}"
-    click.echo(f"[{data['doc_set']} {cite} ~{data['tokens']}t  {where}]")
+    origin = f"  source {src}" if src and "://" not in src else ""
+    click.echo(f"[{data['doc_set']} / {where}  {data['content_path']}:{a}-{b}  ~{data['tokens']}t{origin}]")
     click.echo(data["text"])

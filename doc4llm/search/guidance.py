@@ -48,7 +48,11 @@ def build_guidance(searcher, qa: QueryAnalysis, verdict, results: list[dict], se
     projects = [project_name(s) for s in focus_sets]
     project = projects[0] if projects else ""
     site = site_of(searcher, focus_sets[0]) if focus_sets else None
-    missing = missing_terms(qa, verdict.coverage.get("absent_from_docs") or [])
+    cov = verdict.coverage
+    # nothing matched at all: every named word of the question is missing
+    absent = cov.get("absent_from_docs") or ([] if results else cov.get("uncovered") or [])
+    missing = list(dict.fromkeys([*(cov.get("strong_absent") or []), *(cov.get("absent_names") or []),
+                                  *missing_terms(qa, absent)]))
     topic = " ".join(qa.terms[:2]) or " ".join(qa.keywords[:5])
     quoted = " ".join(f'"{t}"' for t in qa.terms[:2])
 

@@ -63,6 +63,22 @@ def _header(result: dict, show_set: bool) -> list[str]:
     return out
 
 
+def _cost(lines: list[str]) -> int:
+    return sum(estimate_tokens("\n" + t) for t in lines)
+
+
+def _fit(lines: list[str], budget: int, first: bool = True) -> list[str]:
+    """The leading lines that fit the budget (the first one always, unless `first` is off)."""
+    kept: list[str] = []
+    used = 0
+    for line in lines:
+        used += estimate_tokens("\n" + line)
+        if (kept or not first) and used > budget:
+            break
+        kept.append(line)
+    return kept
+
+
 def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, docs_dir: str | None = None) -> str:
     """`docs_dir`: the --docs-dir the user passed, repeated in the read command so that it
     runs as printed."""
@@ -81,8 +97,9 @@ def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, d
         for s in ((result.get("guidance") or {}).get("suggested_searches") or [])[:1]:
             tail.append(f"web search: {s['query']}")
     more = "(+{n} more; raise --max-tokens or use --json)"
-    budget = max_tokens - sum(estimate_tokens("\n" + t) for t in tail) - sum(estimate_tokens("\n" + t) for t in out) \
-        - estimate_tokens("\n" + more.format(n=len(results)))
+    budget = max_tokens - estimate_tokens("\n" + more.format(n=len(results)))
+    out, tail = _fit(out, budget), _fit(tail, budget - _cost(out), first=False)
+    budget -= _cost(out) + _cost(tail)
     for i, r in enumerate(results):
         n_lines = 1 if result["abstained"] else LINES_BY_RANK[min(i, len(LINES_BY_RANK) - 1)]
         block = _result_block(r, n_lines, show_set)
