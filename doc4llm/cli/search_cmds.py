@@ -146,17 +146,18 @@ def eval_cmd(queries: str, sets: tuple[str, ...], k: int, strategy: str, compare
             sys.exit(1)
 
 
-@click.command("grep")
+@click.command("grep", context_settings={"ignore_unknown_options": True})
 @click.argument("pattern")
 @set_option
 @click.option("-i", "ignore_case", is_flag=True, help="Case-insensitive.")
 @click.option("-F", "fixed", is_flag=True, help="PATTERN is a fixed string, not a regular expression.")
+@click.option("-w", "word", is_flag=True, help="Match whole words only.")
 @click.option("--max-sections", default=8, show_default=True, help="Sections shown (the rest are counted).")
 @click.option("--max-lines", default=3, show_default=True, help="Matching lines shown per section.")
 @docs_dir_option
 @json_option
 @handle_errors()
-def grep_cmd(pattern: str, sets: tuple[str, ...], ignore_case: bool, fixed: bool, max_sections: int,
+def grep_cmd(pattern: str, sets: tuple[str, ...], ignore_case: bool, fixed: bool, word: bool, max_sections: int,
              max_lines: int, docs_dir: str | None, as_json: bool) -> None:
     """Lines matching PATTERN (RE2 syntax, linear time), grouped by section. Exit 1: no match."""
     import sys
@@ -164,7 +165,7 @@ def grep_cmd(pattern: str, sets: tuple[str, ...], ignore_case: bool, fixed: bool
     from doc4llm.search.grep import grep_docs, render_grep
 
     result = grep_docs(resolve_docs_dir(docs_dir), pattern, sets=list(sets) or None, ignore_case=ignore_case,
-                       fixed=fixed, max_sections=max_sections, max_lines=max_lines)
+                       fixed=fixed, word=word, max_sections=max_sections, max_lines=max_lines)
     if as_json:
         emit_json(result)
     else:

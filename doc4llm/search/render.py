@@ -13,7 +13,7 @@ from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.reader import read_command
 
 # best lines shown per result, by rank: the first result gets the most room
-LINES_BY_RANK = (3, 2, 1)
+LINES_BY_RANK = (3, 1, 1)
 ABSTAINED_SHOWN = 2  # an abstention still shows its two best candidates
 
 
@@ -33,12 +33,21 @@ def _result_block(r: dict, n_lines: int, show_set: bool) -> str:
     out = [head]
     for ln in (r.get("best_lines") or [])[:n_lines]:
         out.append(f"   {ln['line']}: {ln['text']}")
+    near = r.get("nearby") or []
+    if near and n_lines:
+        label = "subsections" if all(x.get("child") for x in near) else "next to it"
+        out.append(f"   {label}: " + " · ".join(f"{_short(x['heading'])} {x['lines'][0]}-{x['lines'][1]}"
+                                               for x in near))
     also = r.get("also_in") or []
     if also:
         pages = list(dict.fromkeys(x.get("source") or x["page"] for x in also))
         more = f" (+{len(pages) - 2})" if len(pages) > 2 else ""
         out.append(f"   same text also in: {', '.join(pages[:2])}{more}")
     return "\n".join(out)
+
+
+def _short(text: str, limit: int = 40) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def _header(result: dict, show_set: bool) -> list[str]:
