@@ -106,6 +106,8 @@ async def _robots(fetcher: Fetcher, site: str, options: ScrapeOptions, found: Di
     if result.outcome == OK:
         found.robots = parse_robots(decode_body(result.body, result.charset), options.user_agent)
         found.info["robots_txt"] = True
+        if found.robots.truncated_at is not None:  # RFC 9309 2.5: the rest is ignored
+            found.info["robots_txt_truncated_at"] = found.robots.truncated_at
         if found.robots.crawl_delay:
             fetcher.throttle.delay = max(fetcher.throttle.delay,
                                          min(found.robots.crawl_delay, _MAX_CRAWL_DELAY))
