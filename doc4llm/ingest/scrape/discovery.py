@@ -29,7 +29,9 @@ _MAX_CRAWL_DELAY = 10.0
 
 # linear on hostile text: a link text never runs past another `[`, a title never past a line
 _MD_LINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*+<?([^)\s>]++)>?(?:\s++\"[^\"\n]*\")?\s*+\)")
-_SOURCE_LINE = re.compile(r"^\s*(?:>\s*)?(?:\*\*)?Source(?:\*\*)?\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
+# `[ \t]`, not `\s`: under MULTILINE a `^\s*` runs on across every following blank line
+_SOURCE_LINE = re.compile(r"^[ \t]*(?:>[ \t]*)?(?:\*\*)?Source(?:\*\*)?[ \t]*:[ \t]*(\S+)",
+                          re.IGNORECASE | re.MULTILINE)
 _MAX_SITEMAP_BYTES = 50_000_000
 
 
