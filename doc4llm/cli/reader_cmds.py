@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option
+from doc4llm.cli.common import docs_dir_option, echo_text, emit_json, handle_errors, json_option
 from doc4llm.corpus.paths import resolve_docs_dir
 
 set_option = click.option("--set", "sets", multiple=True, help="Doc set (NAME@VER or glob); repeatable.")
@@ -24,13 +24,14 @@ def toc_cmd(page: str, sets: tuple[str, ...], docs_dir: str | None, as_json: boo
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{data['doc_set']} / {data['page']}  ({data['line_count']} lines, ~{data['tokens']} tok)")
-    click.echo(f"content: {data['content_path']}")
+    lines = [f"{data['doc_set']} / {data['page']}  ({data['line_count']} lines, ~{data['tokens']} tok)",
+             f"content: {data['content_path']}"]
     for s in data["sections"]:
         indent = "  " * max(len(s["heading_path"]) - 1, 0)
         a, b = s["lines"]
         name = s["address"].split(" > ")[-1]  # a repeated heading shows its " (2)" address
-        click.echo(f"{indent}{name}  L{a}-{b} ~{s['tokens']}t")
+        lines.append(f"{indent}{name}  L{a}-{b} ~{s['tokens']}t")
+    echo_text("\n".join(lines))
 
 
 @click.command("read")
@@ -54,5 +55,4 @@ def read_cmd(page: str, section: str | None, lines: str | None, with_subsections
         return
     a, b = data["lines"]
     where = " > ".join(data["heading_path"]) if data["heading_path"] else data["page"]
-    click.echo(f"[{data['doc_set']} / {where}  {data['content_path']}:{a}-{b}  ~{data['tokens']}t]")
-    click.echo(data["text"])
+    echo_text(f"[{data['doc_set']} / {where}  {data['content_path']}:{a}-{b}  ~{data['tokens']}t]\n{data['text']}")
