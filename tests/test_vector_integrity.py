@@ -219,7 +219,10 @@ def test_damage_is_found_by_shape_and_count_without_the_checksum_file(built, dam
         conn.close()
     assert problem and expect in problem
     state = json.loads(run_cli("sets", "--docs-dir", built, "--json").stdout)["sets"][0]["index"]
-    assert "DAMAGED" in state
+    assert "vectors DAMAGED" in state and expect in state
+    assert "vectors 5/5" not in state  # not shown as complete
+    text = run_cli("sets", "--docs-dir", built)
+    assert "DAMAGED" in text.stdout
 
     proc = run_cli("search", "credentials stop working after an hour", "--docs-dir", built, "--json")
     assert proc.returncode == 0, proc.stderr
