@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option, warn
+from doc4llm.cli.common import (
+    docs_dir_option,
+    echo_text,
+    emit_json,
+    handle_errors,
+    json_option,
+    warn,
+)
 from doc4llm.corpus.paths import resolve_docs_dir
 
 
@@ -91,7 +98,7 @@ def search_cmd(query: str, phrasings: tuple[str, ...], sets: tuple[str, ...], k:
         return
     from doc4llm.search.render import render_text
 
-    click.echo(render_text(result, max_tokens=max_tokens, explain=explain, docs_dir=docs_dir))
+    echo_text(render_text(result, max_tokens=max_tokens, explain=explain, docs_dir=docs_dir))
 
 
 @click.command("eval")
@@ -169,6 +176,6 @@ def grep_cmd(pattern: str, sets: tuple[str, ...], ignore_case: bool, fixed: bool
     if as_json:
         emit_json(result)
     else:
-        click.echo(render_grep(result))
+        echo_text(render_grep(result))
     if not result["matches"]:
         sys.exit(1)
