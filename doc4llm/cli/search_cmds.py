@@ -160,7 +160,7 @@ def eval_cmd(queries: str, sets: tuple[str, ...], k: int, strategy: str, compare
 @click.option("-F", "fixed", is_flag=True, help="PATTERN is a fixed string, not a regular expression.")
 @click.option("-w", "word", is_flag=True, help="Match whole words only.")
 @click.option("--max-sections", default=8, show_default=True, help="Sections shown (the rest are counted).")
-@click.option("--max-lines", default=3, show_default=True, help="Matching lines shown per section.")
+@click.option("--max-lines", default=2, show_default=True, help="Matching lines shown per section.")
 @docs_dir_option
 @json_option
 @handle_errors()

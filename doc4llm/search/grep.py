@@ -20,8 +20,8 @@ from doc4llm.errors import InputError, NotFoundError
 
 MAX_PATTERN_CHARS = 1000
 MAX_SECTIONS = 8  # sections shown; the rest are counted
-MAX_LINES = 3  # matching lines shown per section
-LINE_CHARS = 160  # a shown line is cut around its first match
+MAX_LINES = 2  # matching lines shown per section
+LINE_CHARS = 120  # a shown line is cut around its first match
 RE2_MAX_MEM = 8 << 20  # a pattern whose program needs more is refused, not run
 
 

@@ -65,7 +65,12 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
         r = dict(best[key][1])
         r["rank"] = rank
         r["phrasings"] = found_in[key]
+        r.pop("nearby", None)
         results.append(r)
+    if results and not all(run["abstained"] for run in runs):
+        from doc4llm.search.pipeline import nearby_sections
+
+        results[0]["nearby"] = nearby_sections(searcher.docs_dir, results[0])
     tops = [i for i, run in enumerate(runs) if run["results"] and order and _key(run["results"][0]) == order[0]]
     lead = max(tops, key=lambda i: runs[i]["confidence"]) if tops else \
         max(range(len(runs)), key=lambda i: runs[i]["confidence"])

@@ -182,7 +182,7 @@ def context_lines(conn, row: dict, window: int) -> list[int]:
     return [min(lo or row["start"], row["start"]), max(hi or row["end"], row["end"])]
 
 
-NEARBY = 4  # neighbouring headings listed under result 1
+NEARBY = 3  # neighbouring headings listed under result 1
 
 
 def nearby_sections(docs_dir, result: dict) -> list[dict]:

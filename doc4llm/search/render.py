@@ -15,6 +15,9 @@ from doc4llm.reader import read_command
 # best lines shown per result, by rank: the first result gets the most room
 LINES_BY_RANK = (3, 1, 1)
 ABSTAINED_SHOWN = 2  # an abstention still shows its two best candidates
+# the ready `read` command is printed while result 1 may not answer: above this, agents
+# answered from the lines shown and the line was spent tokens (agent study, round 2)
+READ_HINT_BELOW = 60
 
 
 def _where(r: dict) -> str:
@@ -34,7 +37,7 @@ def _result_block(r: dict, n_lines: int, show_set: bool) -> str:
     for ln in (r.get("best_lines") or [])[:n_lines]:
         out.append(f"   {ln['line']}: {ln['text']}")
     near = r.get("nearby") or []
-    if near and n_lines:
+    if near and n_lines and r["rank"] == 1:
         label = "subsections" if all(x.get("child") for x in near) else "next to it"
         out.append(f"   {label}: " + " · ".join(f"{_short(x['heading'])} {x['lines'][0]}-{x['lines'][1]}"
                                                for x in near))
@@ -46,7 +49,7 @@ def _result_block(r: dict, n_lines: int, show_set: bool) -> str:
     return "\n".join(out)
 
 
-def _short(text: str, limit: int = 40) -> str:
+def _short(text: str, limit: int = 32) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
@@ -99,7 +102,7 @@ def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, d
     if not results and not result["abstained"]:
         out.append("no results")
     tail = [f"warning: {w}" for w in result.get("warnings", [])]
-    if results and not result["abstained"]:
+    if results and not result["abstained"] and result["confidence"] < READ_HINT_BELOW:
         r = results[0]
         tail.insert(0, "read: " + read_command(_where(r), r["doc_set"], *r["lines"], docs_dir))
     if result["abstained"]:
