@@ -207,3 +207,30 @@ def test_a_failed_job_is_not_restarted_by_every_search(tmp_path, monkeypatch):
     assert background.start(docs, "openai:model-a") == "failed"  # recently failed: not retried
     monkeypatch.setenv("DOC4LLM_BACKGROUND_EMBED", "0")
     assert background.start(docs, "minilm") == "disabled"
+
+
+def test_index_prunes_texts_no_section_uses_once_the_cache_has_grown(tmp_path, endpoint_env, monkeypatch):
+    from doc4llm.index import vectors
+
+    docs = tmp_path / "docs"
+    make_tiny(docs)
+    build_index(docs, embedder="openai:model-a")
+    cache = VectorCache(docs)
+    first = len(cache)
+    cache.close()
+    w = SetWriter(docs, SET, origin="test")
+    for title, body in PAGES.items():
+        w.write_page(title, body.replace("one hour", "two hours"), source=f"{title.lower()}.md", key=title)
+    w.finish({})
+    out = build_index(docs, embedder="openai:model-a")
+    assert out["embedded"][SET] == 1 and out["pruned"] == 0  # below the ratio: old text kept
+    monkeypatch.setattr(vectors, "PRUNE_FLOOR", 0)
+    monkeypatch.setattr(vectors, "PRUNE_RATIO", 0.5)
+    out = build_index(docs, embedder="openai:model-a")
+    assert out["embedded"][SET] == 0 and out["pruned"] == 1  # the "one hour" body text went
+    cache = VectorCache(docs)
+    try:
+        assert len(cache) == first
+    finally:
+        cache.close()
+    assert build_index(docs, embedder="openai:model-a", sets=[SET])["embedded"][SET] == 0

@@ -55,12 +55,13 @@ def job_lock(docs_dir: Path, timeout: float):
 
 
 def embed_sets(docs_dir: Path, set_names: list[str], embedder, progress: Progress | None = None,
-               conn=None) -> dict:
+               conn=None, prune: bool = False) -> dict:
     """Vectors for these sets: new texts embedded into the content cache first (no index
     lock held), then each set's files assembled from the cache under the index lock.
     {"vectors": {set: sections given vectors}, "embedded": {set: texts the model embedded}}.
+    `prune`: the sets are all the docs dir has; the cache may drop texts none of them use.
     Callers hold the job lock (one embedding at a time per docs dir)."""
-    from doc4llm.index.vectors import build_vectors, embed_missing
+    from doc4llm.index.vectors import build_vectors, embed_missing, prune_cache
 
     own = conn is None
     conn = conn or open_store(docs_dir)
@@ -73,6 +74,8 @@ def embed_sets(docs_dir: Path, set_names: list[str], embedder, progress: Progres
                 out["vectors"][name] = build_vectors(docs_dir, conn, name, embedder, progress=progress,
                                                      stats=stats)
             out["embedded"][name] = stats.get("embedded", 0)
+        if prune:
+            out["pruned"] = prune_cache(docs_dir, conn, embedder)
     finally:
         if own:
             conn.close()
@@ -193,7 +196,7 @@ def run_job(docs_dir: Path, embedder_name: str) -> int:
         names = [s.name for s in list_sets(docs_dir)]
         print(f"{time.strftime('%H:%M:%S')} building vectors ({emb.id}) for {len(names)} sets",
               file=sys.stderr, flush=True)
-        out = embed_sets(docs_dir, names, emb, progress)
+        out = embed_sets(docs_dir, names, emb, progress, prune=True)
         took = round(time.time() - t0, 1)
         print(f"{time.strftime('%H:%M:%S')} done in {took}s: {sum(out['embedded'].values())} texts embedded, "
               f"{sum(out['vectors'].values())} sections given vectors", file=sys.stderr, flush=True)

@@ -43,10 +43,11 @@ def build_index(docs_dir: Path, sets: list[str] | None = None, *, embedder: str 
                 lock = job_lock(docs_dir, timeout=-1)
                 lock.acquire()
             try:
-                made = embed_sets(docs_dir, [ds.name for ds in chosen], emb, _every(progress), conn=conn)
+                made = embed_sets(docs_dir, [ds.name for ds in chosen], emb, _every(progress), conn=conn,
+                                  prune=sets is None)
             finally:
                 lock.release()
-            out["vectors"], out["embedded"] = made["vectors"], made["embedded"]
+            out.update(made)
     from doc4llm.index.qdrant_store import configured, mirror
 
     if configured():  # experimental: mirror the index and its vectors into Qdrant

@@ -94,6 +94,16 @@ class VectorCache:
         with self.conn:
             self.conn.executemany("INSERT OR REPLACE INTO vecs(key, vec) VALUES (?, ?)", rows)
 
+    def prune(self, keep: set[bytes]) -> int:
+        """Delete every entry not in `keep`; return how many went."""
+        with self.conn:
+            self.conn.execute("CREATE TEMP TABLE IF NOT EXISTS keep (key BLOB PRIMARY KEY) WITHOUT ROWID")
+            self.conn.execute("DELETE FROM keep")
+            self.conn.executemany("INSERT OR IGNORE INTO keep VALUES (?)", ((k,) for k in keep))
+            gone = self.conn.execute("DELETE FROM vecs WHERE key NOT IN (SELECT key FROM keep)").rowcount
+            self.conn.execute("DELETE FROM keep")
+        return gone
+
     def __len__(self) -> int:
         return self.conn.execute("SELECT count(*) FROM vecs").fetchone()[0]
 

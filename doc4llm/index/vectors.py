@@ -363,6 +363,33 @@ def embed_missing(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
     return stats.get("embedded", 0) - before
 
 
+# the content cache is pruned when it holds more than this many entries per live text
+# (plus a floor): old texts are kept for a while (a page edited back, a set re-imported),
+# and pruning costs a pass over every section's text, so it runs rarely
+PRUNE_RATIO = 2.0
+PRUNE_FLOOR = 2000
+
+
+def prune_cache(docs_dir: Path, conn: sqlite3.Connection, embedder) -> int:
+    """Drop cached vectors no section of the index uses (with this embedder), when the
+    cache has grown past PRUNE_RATIO times what is live; return how many went.
+    Call with every set of the docs dir indexed (an unindexed set's texts would go)."""
+    cache = VectorCache(docs_dir)
+    try:
+        live = conn.execute("SELECT count(*) FROM sections WHERE words >= ?", (MIN_WORDS,)).fetchone()[0]
+        if len(cache) <= PRUNE_RATIO * 2 * live + PRUNE_FLOOR:
+            return 0
+        words = getattr(embedder, "body_words", BODY_WORDS)
+        keep: set[bytes] = set()
+        for (set_name,) in conn.execute("SELECT DISTINCT set_name FROM sections").fetchall():
+            rows = [r for r in all_sections(conn, set_name) if (r["words"] or 0) >= MIN_WORDS]
+            for i in range(0, len(rows), 2048):
+                keep.update(content_key(embedder.id, t) for t in section_texts(rows[i : i + 2048], words))
+        return cache.prune(keep)
+    finally:
+        cache.close()
+
+
 def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedder,
                   progress: Callable[[str], None] | None = None, batch: int = 32,
                   save_every_s: float = 20.0, stats: dict | None = None) -> int:
