@@ -19,7 +19,12 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
+
+# children run in a neutral folder: `python -m` and `-c` put the working directory first on
+# sys.path, so a run started inside a checkout would import that checkout for every tree
+NEUTRAL_CWD = tempfile.gettempdir()
 
 QUERIES = [
     "how do I add a hook", "configure MCP servers", "what does the /compact command do",
@@ -47,26 +52,28 @@ def _child_cpu() -> float:
     return r.ru_utime + r.ru_stime
 
 
-def new_process(tree: str, docs: str, query: str, env: dict) -> tuple[float, float]:
-    """(wall ms, CPU ms) of one `python -m doc4llm search` process."""
+def new_process(tree: str, docs: str, query: str, env: dict) -> tuple[float, float, float]:
+    """(wall ms, CPU ms, the search's own embed_query ms) of one `python -m doc4llm search`
+    process."""
     cpu0, t0 = _child_cpu(), time.perf_counter()
     out = subprocess.run([sys.executable, "-m", "doc4llm", "search", query, "--docs-dir", docs, "--json"],
-                         capture_output=True, text=True, env={**env, "PYTHONPATH": tree}, timeout=300)
+                         capture_output=True, text=True, env={**env, "PYTHONPATH": tree}, timeout=300,
+                         cwd=NEUTRAL_CWD)
     wall, cpu = (time.perf_counter() - t0) * 1000, (_child_cpu() - cpu0) * 1000
     if out.returncode not in (0, 1):
         raise SystemExit(f"{tree}: search failed: {out.stderr[-500:]}")
     res = json.loads(out.stdout)
     if any(v.get("tier") != "full" for v in res.get("semantic", {}).values()) or not res.get("semantic"):
         print(f"warning: {tree} answered {query!r} without full vectors", file=sys.stderr)
-    return wall, cpu
+    return wall, cpu, res["timing_ms"].get("embed_query") or 0.0
 
 
-def warm(tree: str, docs: str, env: dict) -> list[float]:
+def warm(tree: str, docs: str, env: dict) -> list[tuple[float, float]]:
     out = subprocess.run([sys.executable, "-c", WARM, docs, json.dumps(QUERIES)], capture_output=True,
-                         text=True, env={**env, "PYTHONPATH": tree}, timeout=600)
+                         text=True, env={**env, "PYTHONPATH": tree}, timeout=600, cwd=NEUTRAL_CWD)
     if out.returncode:
         raise SystemExit(f"{tree}: warm run failed: {out.stderr[-500:]}")
-    return [r["ms"] for r in json.loads(out.stdout)]
+    return [(r["ms"], r["embed_query"] or 0.0) for r in json.loads(out.stdout)]
 
 
 def pct(xs: list[float], p: float) -> float:
@@ -88,13 +95,18 @@ def main() -> None:
         tree, _, docs = rest.partition(":")
         trees[label] = (tree, docs)
     env = {k: v for k, v in os.environ.items() if not k.startswith("DOC4LLM_")}
+    for label, (tree, _) in trees.items():  # each tree runs its own code
+        where = subprocess.run([sys.executable, "-c", "import doc4llm; print(doc4llm.__file__)"], text=True,
+                               capture_output=True, env={**env, "PYTHONPATH": tree}, cwd=NEUTRAL_CWD).stdout
+        if not where.startswith(os.path.realpath(tree)):
+            raise SystemExit(f"{label}: doc4llm comes from {where.strip()}, not {tree}")
     variants = [(label, label, {}) for label in trees]
     for spec in args.warm_env:
         label, _, assign = spec.partition(":")
         var, _, value = assign.partition("=")
         variants.append((f"{label}+{var}={value}", label, {var: value}))
-    cold: dict[str, list[tuple[float, float]]] = {label: [] for label in trees}
-    hot: dict[str, list[float]] = {name: [] for name, _, _ in variants}
+    cold: dict[str, list[tuple[float, float, float]]] = {label: [] for label in trees}
+    hot: dict[str, list[tuple[float, float]]] = {name: [] for name, _, _ in variants}
     for rnd in range(args.rounds):
         for q in QUERIES:
             for label in (list(trees) if rnd % 2 == 0 else list(trees)[::-1]):
@@ -102,17 +114,18 @@ def main() -> None:
         for name, label, extra in (variants if rnd % 2 == 0 else variants[::-1]):
             hot[name].extend(warm(*trees[label], {**env, **extra}))
         print(f"round {rnd + 1}/{args.rounds} done, load {os.getloadavg()[0]:.1f}", file=sys.stderr)
-    print("| checkout | new process p50 wall (ms) | p95 wall | p50 CPU (ms) | n |")
-    print("|---|---:|---:|---:|---:|")
+    print("| checkout | new process p50 wall (ms) | p95 wall | p50 CPU (ms) | p50 embed_query (ms) | n |")
+    print("|---|---:|---:|---:|---:|---:|")
     for label, xs in cold.items():
-        walls, cpus = [w for w, _ in xs], [c for _, c in xs]
+        walls, cpus, emb = [x[0] for x in xs], [x[1] for x in xs], [x[2] for x in xs]
         print(f"| {label} | {statistics.median(walls):.0f} | {pct(walls, 0.95):.0f} | "
-              f"{statistics.median(cpus):.0f} | {len(xs)} |")
+              f"{statistics.median(cpus):.0f} | {statistics.median(emb):.0f} | {len(xs)} |")
     print()
-    print("| checkout | warm in-process p50 (ms) | p95 | n |")
-    print("|---|---:|---:|---:|")
+    print("| checkout | warm in-process p50 (ms) | p95 | p50 embed_query (ms) | n |")
+    print("|---|---:|---:|---:|---:|")
     for name, xs in hot.items():
-        print(f"| {name} | {statistics.median(xs):.1f} | {pct(xs, 0.95):.1f} | {len(xs)} |")
+        ms, emb = [x[0] for x in xs], [x[1] for x in xs]
+        print(f"| {name} | {statistics.median(ms):.1f} | {pct(ms, 0.95):.1f} | {statistics.median(emb):.1f} | {len(xs)} |")
     print(f"\nload average at the end: {os.getloadavg()}")
 
 

@@ -27,6 +27,12 @@ from doc4llm.index.vector_cache import CACHE_FILE, VectorCache, content_key
 from doc4llm.search.engine import Searcher
 
 
+@pytest.fixture(autouse=True)
+def background_jobs_on(monkeypatch):
+    """conftest.py turns background jobs off for the suite; these tests are about them."""
+    monkeypatch.delenv("DOC4LLM_BACKGROUND_EMBED", raising=False)
+
+
 def wait_for_job(docs: Path, timeout: float = 240.0) -> dict:
     """The state of the background job once it has finished (it was started already)."""
     deadline = time.monotonic() + timeout

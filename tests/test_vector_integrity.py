@@ -117,8 +117,10 @@ def test_a_deleted_vector_file_is_damage_too(built):
         conn.close()
 
 
-def test_vectors_of_another_embedder_are_rebuilt_in_the_background(built):
+def test_vectors_of_another_embedder_are_rebuilt_in_the_background(built, monkeypatch):
     from test_background_embed import wait_for_job
+
+    monkeypatch.delenv("DOC4LLM_BACKGROUND_EMBED", raising=False)  # conftest.py turns jobs off
 
     conn = open_store(built)
     try:

@@ -150,7 +150,8 @@ def start(docs_dir: Path, embedder_name: str) -> str:
     try:
         _CHILDREN.append(subprocess.Popen(
             [sys.executable, "-m", "doc4llm.index.background", str(docs_dir), "--embedder", embedder_name],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=out, env=env, close_fds=True, **kwargs))
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=out, env=env, close_fds=True,
+            cwd=root, **kwargs))  # cwd: `-m` puts it first on sys.path
     except OSError as exc:
         print(f"doc4llm: cannot start the background embedding job: {exc}", file=sys.stderr)
         return "failed"
