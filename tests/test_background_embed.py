@@ -206,10 +206,15 @@ def test_a_failed_job_is_not_restarted_by_every_search(tmp_path, monkeypatch):
     make_tiny(docs)
     monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")  # nothing listens there
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
-    assert background.run_job(docs, "openai:model-a") == 3
+    import subprocess
+    import sys
+
+    job = subprocess.run([sys.executable, "-m", "doc4llm.index.background", str(docs), "--embedder",
+                          "openai:model-a"], capture_output=True, text=True, timeout=120)
+    assert job.returncode == 3, job.stderr
     state = background.read_state(docs)
-    assert state["state"] == "failed" and state["error"]
-    assert "sk-test-not-a-real-key" not in json.dumps(state)
+    assert state["state"] == "failed" and state["error"] and "failed:" in job.stderr
+    assert "sk-test-not-a-real-key" not in json.dumps(state) + job.stderr
     assert background.start(docs, "openai:model-a") == "failed"  # recently failed: not retried
     monkeypatch.setenv("DOC4LLM_BACKGROUND_EMBED", "0")
     assert background.start(docs, "minilm") == "disabled"

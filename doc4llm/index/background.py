@@ -219,6 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("docs_dir", type=Path)
     parser.add_argument("--embedder", required=True)
     args = parser.parse_args(argv)
+    from doc4llm.secrets import install_stream_redaction
+
+    install_stream_redaction()  # the log is a file: no configured API key goes into it
     return run_job(args.docs_dir, args.embedder)
 
 

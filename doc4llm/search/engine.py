@@ -1,9 +1,9 @@
 """`Searcher`: one query in, the JSON contract of DESIGN.md out.
 
 Pipeline: validate -> choose sets -> bring the index up to date (lexical; vectors are
-built by `doc4llm index` or a background job a search starts: index/background.py) -> analyse the query -> run the signals of the strategy
--> fuse -> rerank -> fold repeated entries -> confidence -> abstain with guidance
-when the docs do not answer.
+built by `doc4llm index` or by a background job a search starts, index/background.py)
+-> analyse the query -> run the signals of the strategy -> fuse -> rerank -> fold repeated
+entries -> confidence -> abstain with guidance when the docs do not answer.
 """
 
 from __future__ import annotations
