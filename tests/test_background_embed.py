@@ -245,3 +245,33 @@ def test_index_prunes_texts_no_section_uses_once_the_cache_has_grown(tmp_path, e
     finally:
         cache.close()
     assert build_index(docs, embedder="openai:model-a", sets=[SET])["embedded"][SET] == 0
+
+
+def test_index_waits_for_a_running_job_instead_of_embedding_beside_it(tmp_path, endpoint_env):
+    import threading
+
+    docs = tmp_path / "docs"
+    make_tiny(docs)
+    taken, waiting = threading.Event(), threading.Event()
+
+    def a_job() -> None:  # holds the job lock until `doc4llm index` says it waits for it
+        with background.job_lock(docs, timeout=0):
+            taken.set()
+            waiting.wait(120)
+
+    def progress(message: str) -> None:
+        messages.append(message)
+        if "waiting for the background embedding job" in message:
+            waiting.set()
+
+    job = threading.Thread(target=a_job)
+    job.start()
+    assert taken.wait(30)
+    messages: list[str] = []
+    try:
+        out = build_index(docs, embedder="openai:model-a", progress=progress)
+    finally:
+        waiting.set()
+        job.join()
+    assert any("waiting for the background embedding job" in m for m in messages)
+    assert out["vectors"][SET] >= 3 and not background.running(docs)
