@@ -77,11 +77,14 @@ def head_text(page_title: str, heading_path: list[str]) -> str:
 
 
 def _usearch(embedder_id: str):
-    """usearch's Index class, importing an ONNX embedder's runtime first (it crashes after)."""
-    if embedder_id.startswith("onnx/"):
-        from doc4llm.index.embed_onnx import import_runtime
+    """usearch's Index class, importing onnxruntime first when it is installed: it crashes
+    when imported after usearch (embed_onnx.import_runtime), and a process that loads
+    vectors of one embedder may embed with minilm later (a long-lived server, an `ask`, a
+    test run), so the order is fixed whatever `embedder_id` is (~0.1 s, once, and only
+    where usearch loads: builds and large sets)."""
+    from doc4llm.index.embed_onnx import import_runtime
 
-        import_runtime()
+    import_runtime()
     from usearch.index import Index
 
     return Index
