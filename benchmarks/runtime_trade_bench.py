@@ -56,7 +56,8 @@ def new_process(tree: str, docs: str, query: str, env: dict) -> tuple[float, flo
     """(wall ms, CPU ms, the search's own embed_query ms) of one `python -m doc4llm search`
     process."""
     cpu0, t0 = _child_cpu(), time.perf_counter()
-    out = subprocess.run([sys.executable, "-m", "doc4llm", "search", query, "--docs-dir", docs, "--json"],
+    out = subprocess.run([sys.executable, "-m", "doc4llm", "search", query, "--docs-dir", docs, "--json",
+                          "--explain"],  # --explain: the `semantic` field (main after 203af8d)
                          capture_output=True, text=True, env={**env, "PYTHONPATH": tree}, timeout=300,
                          cwd=NEUTRAL_CWD)
     wall, cpu = (time.perf_counter() - t0) * 1000, (_child_cpu() - cpu0) * 1000

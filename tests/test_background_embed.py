@@ -155,7 +155,7 @@ def test_a_damaged_cache_is_set_aside_and_rebuilt(tmp_path, endpoint_env, capsys
 def test_a_search_never_embeds_and_says_who_will(tmp_path, monkeypatch):
     docs = tmp_path / "docs"
     make_tiny(docs)
-    r = run_cli("search", "cache eviction", "--docs-dir", docs, "--json",
+    r = run_cli("search", "cache eviction", "--docs-dir", docs, "--json", "--explain",
                 env={"DOC4LLM_EMBEDDER": "minilm", "DOC4LLM_BACKGROUND_EMBED": "0"})
     assert r.returncode == 0, r.stderr
     res = json.loads(r.stdout)
@@ -168,7 +168,7 @@ def test_a_search_never_embeds_and_says_who_will(tmp_path, monkeypatch):
 def test_the_first_search_answers_lexically_and_the_job_brings_vectors(tmp_path):
     docs = tmp_path / "docs"
     make_tiny(docs)
-    r = run_cli("search", "credentials stop working after an hour", "--docs-dir", docs, "--json",
+    r = run_cli("search", "credentials stop working after an hour", "--docs-dir", docs, "--json", "--explain",
                 env={"DOC4LLM_EMBEDDER": "minilm", "DOC4LLM_BACKGROUND_EMBED": None})
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["semantic"][SET]["tier"] == "lexical"
@@ -176,7 +176,7 @@ def test_the_first_search_answers_lexically_and_the_job_brings_vectors(tmp_path)
     state = wait_for_job(docs)
     assert state["state"] == "done", (docs / ".doc4llm" / "embed.log").read_text()
     assert "done in" in (docs / ".doc4llm" / "embed.log").read_text()
-    r = run_cli("search", "credentials stop working after an hour", "--docs-dir", docs, "--json",
+    r = run_cli("search", "credentials stop working after an hour", "--docs-dir", docs, "--json", "--explain",
                 env={"DOC4LLM_EMBEDDER": "minilm"})
     res = json.loads(r.stdout)
     assert res["semantic"][SET] == {"embedder": "minilm", "coverage": 1.0, "tier": "full"}
