@@ -37,6 +37,11 @@ class Budgeted(BaseModel):
     continuation: Continuation | None = Field(None, description="the call that returns the rest")
 
 
+class LineText(BaseModel):
+    line: int
+    text: str
+
+
 class SearchHit(BaseModel):
     model_config = ConfigDict(extra="allow")  # detail=true adds score, found_by, toc_path, ...
 
@@ -48,7 +53,8 @@ class SearchHit(BaseModel):
                                          "pass it to read_section as it is")
     tokens: int
     relevance: Relevance
-    snippet: str
+    source: str | None = None
+    best_lines: list[LineText] = []
     url: str | None = None
     content_path: str = Field(description="absolute path of the page's docContent.md")
 
@@ -69,6 +75,23 @@ class SearchResult(Budgeted):
                                                       "the previous query's topic)")
     results: list[SearchHit]
     guidance: Guidance | None = None
+
+
+class GrepMatch(BaseModel):
+    doc_set: str
+    page: str
+    source: str | None = None
+    heading_path: list[str]
+    lines: list[int]
+    tokens: int
+    match_count: int
+    match_lines: list[LineText]
+
+
+class GrepResult(Budgeted):
+    total_lines: int
+    total_sections: int
+    matches: list[GrepMatch]
 
 
 class ReadResult(Budgeted):
@@ -171,6 +194,70 @@ class ExampleResult(Budgeted):
     warnings: list[str] = []
     guidance: Any = None
     search_guidance: dict[str, Any] | None = None
+
+
+def compact_schema(schema: Any, *, descriptions: bool = True, defaults: bool = True,
+                   optional_null: bool = True) -> Any:
+    """A JSON schema without what pydantic adds for humans browsing it: per-field titles,
+    `additionalProperties: true` (the default), and `anyOf` of plain types written as one
+    `type` list. tools/list is read by every client at every start, and an agent's context
+    holds it: the published schemas stay exact but small. `optional_null=False` leaves
+    `null` out of an optional argument's types (leaving the argument out says it).
+    Output schemas also drop descriptions and defaults."""
+    kw = {"descriptions": descriptions, "defaults": defaults, "optional_null": optional_null}
+    if isinstance(schema, list):
+        return [compact_schema(s, **kw) for s in schema]
+    if not isinstance(schema, dict):
+        return schema
+    out: dict[str, Any] = {}
+    for key, value in schema.items():
+        if key == "title" or (key == "additionalProperties" and value is True):
+            continue
+        if (key == "description" and not descriptions) or (key == "default" and not defaults):
+            continue
+        if key == "default" and value is None:  # an optional argument's absence says it
+            continue
+        if key in ("properties", "$defs"):  # maps of names: keep every name, compact the values
+            out[key] = {name: compact_schema(v, **kw) for name, v in value.items()}
+        else:
+            out[key] = compact_schema(value, **kw)
+    alternatives = out.get("anyOf")
+    if alternatives and all(set(a) <= {"type", "items"} and isinstance(a.get("type"), str)
+                            for a in alternatives):
+        items = [a["items"] for a in alternatives if "items" in a]
+        if len(items) <= 1:
+            del out["anyOf"]
+            types = [a["type"] for a in alternatives]
+            if not optional_null and "default" in schema and schema["default"] is None:
+                types = [t for t in types if t != "null"]
+            out["type"] = types if len(types) > 1 else types[0]
+            if items:
+                out["items"] = items[0]
+    return out
+
+
+def outline_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """An output schema reduced to its top level: each field's name and type (and enum).
+    Nested objects are `object` and lists `array`: every reply shows their shape, and a
+    full schema cost 12 KB of every client's tools/list. The server still validates each
+    reply against the full model before it is sent."""
+    defs = schema.get("$defs") or {}
+
+    def kind(prop: dict[str, Any]) -> dict[str, Any]:
+        if "$ref" in prop:
+            prop = defs.get(prop["$ref"].rsplit("/", 1)[-1], {"type": "object"})
+        alternatives = prop.get("anyOf")
+        if alternatives:
+            types: list[str] = []
+            for alt in alternatives:
+                t = kind(alt).get("type")
+                for one in t if isinstance(t, list) else [t] if t else []:
+                    if one not in types:
+                        types.append(one)
+            return {"type": types if len(types) != 1 else types[0]} if types else {}
+        return {k: prop[k] for k in ("type", "enum") if k in prop}
+
+    return {"type": "object", "properties": {name: kind(p) for name, p in schema["properties"].items()}}
 
 
 def estimate(data: Any) -> int:

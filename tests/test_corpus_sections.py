@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 from conftest import MDMEM as MDMEM_BENCH
 
 from doc4llm.corpus.sections import PREAMBLE, parse_page, parse_sections
@@ -160,21 +158,13 @@ def _big_page(megabytes: float) -> str:
     return "".join(parts)
 
 
-def _time_parse(text: str) -> tuple[float, int]:
-    """CPU time, not wall time: other processes on a busy machine do not skew the ratio."""
-    t0 = time.process_time()
-    n = len(parse_sections(text))
-    return time.process_time() - t0, n
-
-
 def test_large_pages_parse_in_linear_time():
-    small, big = _big_page(5), _big_page(10)
-    _time_parse(small[: len(small) // 10])  # warm up
-    t_small, n_small = _time_parse(small)
-    t_big, n_big = _time_parse(big)
-    assert n_big > 1.9 * n_small
-    assert t_big < 3.0 * t_small, (t_small, t_big)  # linear is 2x; quadratic would be 4x
-    assert t_big < 8, t_big  # about 0.25 s of CPU per MB here: 20 MB parse in ~5 s
+    """0.25 MB against 1 MB pages: linear is 4x the CPU time, quadratic 16x."""
+    from growth import assert_linear
+
+    small, big = _big_page(0.25), _big_page(1)
+    assert len(parse_sections(big)) > 3.8 * len(parse_sections(small))
+    assert_linear(parse_sections, lambda n: small if n == 1 else big, 1, repeat=2)
 
 
 def test_every_mdmem_file_keeps_its_headings():

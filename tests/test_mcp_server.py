@@ -21,7 +21,7 @@ import pytest
 from conftest import run_cli
 
 REPO = Path(__file__).resolve().parents[1]
-TOOLS = {"search_docs", "read_section", "get_toc", "list_doc_sets", "ask_docs", "explain_error",
+TOOLS = {"search_docs", "grep_docs", "read_section", "get_toc", "list_doc_sets", "ask_docs", "explain_error",
          "get_working_example"}
 ABSENT = "what is the capital of france"
 CALLS: dict[str, tuple[str, dict]] = {
@@ -32,14 +32,14 @@ CALLS: dict[str, tuple[str, dict]] = {
     "search_set": ("search_docs", {"query": "custom provider", "sets": ["OpenCode*"], "k": 2}),
     "search_set_str": ("search_docs", {"query": "custom provider", "sets": "OpenCode_Docs", "k": 2}),
     "search_absent": ("search_docs", {"query": ABSENT}),
-    "read_lines": ("read_section", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest",
+    "read_lines": ("read_section", {"page": "Agent Skills", "sets": "Claude_Code_Docs@latest",
                                     "lines": "149:167"}),
-    "read_section": ("read_section", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest",
+    "read_section": ("read_section", {"page": "Agent Skills", "sets": "Claude_Code_Docs@latest",
                                       "section": "Configure Skills > Write SKILL.md"}),
     "read_capped": ("read_section", {"page": "Hooks reference", "max_tokens": 300}),
-    "read_list": ("read_section", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest",
+    "read_list": ("read_section", {"page": "Agent Skills", "sets": "Claude_Code_Docs@latest",
                                    "lines": [149, 167]}),
-    "read_dash": ("read_section", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest",
+    "read_dash": ("read_section", {"page": "Agent Skills", "sets": "Claude_Code_Docs@latest",
                                    "lines": "149-167"}),
     "toc": ("get_toc", {"page": "Plugins reference"}),
     "toc_capped": ("get_toc", {"page": "Hooks reference", "max_tokens": 400}),
@@ -60,15 +60,29 @@ CALLS: dict[str, tuple[str, dict]] = {
     "err_k": ("search_docs", {"query": "hooks", "k": 50}),
     "err_strategy": ("search_docs", {"query": "hooks", "strategy": "L9"}),
     "err_traversal": ("read_section", {"page": "../../etc/passwd"}),
-    "err_set_traversal": ("get_toc", {"page": "Agent Skills", "set_name": "../x"}),
+    "err_set_traversal": ("get_toc", {"page": "Agent Skills", "sets": "../x"}),
     "err_missing_page": ("read_section", {"page": "Agent Skils"}),
     "err_missing_set": ("search_docs", {"query": "hooks", "sets": ["Nope@1"]}),
     "err_many_sets": ("search_docs", {"query": "hooks", "sets": ["A@1"] * 21}),
-    "err_lines": ("read_section", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest",
+    "err_lines": ("read_section", {"page": "Agent Skills", "sets": "Claude_Code_Docs@latest",
                                    "lines": "9:x"}),
     "err_empty_error": ("explain_error", {"text": ""}),
     "err_ambiguous": ("read_section", {"page": "Troubleshooting"}),
     "err_budget": ("get_toc", {"page": "Hooks reference", "max_tokens": 50}),
+    "err_unknown": ("search_docs", {"query": "hooks", "quer": "hooks"}),
+    "err_unknown_far": ("read_section", {"page": "Agent Skills", "zzz": 1}),
+    "err_both_names": ("get_toc", {"page": "Agent Skills", "sets": "Claude_Code_Docs@latest",
+                                   "set_name": "Claude_Code_Docs@latest"}),
+    "err_k_type": ("search_docs", {"query": "hooks", "k": "many"}),
+    "err_sets_type": ("search_docs", {"query": "hooks", "sets": 5}),
+    "err_missing_query": ("search_docs", {"k": 2}),
+    # the old name of `sets` on read_section and get_toc still works
+    "toc_old_name": ("get_toc", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest"}),
+    "toc_new_name": ("get_toc", {"page": "Agent Skills", "sets": "Claude_Code_Docs@latest"}),
+    "phrasings": ("search_docs", {"query": "stop a tool call before it runs", "phrasings": ["PreToolUse"]}),
+    "err_phrasing": ("search_docs", {"query": "hooks", "phrasings": [""]}),
+    "grep": ("grep_docs", {"pattern": "PreToolUse", "fixed": True, "sets": "Claude_Code_Docs@latest"}),
+    "err_grep": ("grep_docs", {"pattern": "(a"}),
 }
 
 
@@ -138,7 +152,7 @@ def error(session: dict, key: str) -> str:
     return text
 
 
-def test_lists_the_seven_read_only_tools(session: dict) -> None:
+def test_lists_the_eight_read_only_tools(session: dict) -> None:
     tools = session["tools"]
     assert set(tools) == TOOLS
     for tool in tools.values():
@@ -153,12 +167,24 @@ def test_search_docs_default_is_compact(session: dict) -> None:
     res = ok(session, "search")
     assert res["confidence"] >= 50 and res["abstained"] is False
     top = res["results"][0]
-    assert set(top) == {"rank", "doc_set", "page", "heading_path", "lines", "tokens", "relevance",
-                        "snippet", "url", "content_path"}
+    assert set(top) == {"rank", "doc_set", "page", "source", "heading_path", "lines", "tokens", "relevance",
+                        "best_lines", "url", "content_path"}
+    assert top["best_lines"] and all(top["lines"][0] <= x["line"] <= top["lines"][1] for x in top["best_lines"])
     assert Path(top["content_path"]).is_file() and Path(top["content_path"]).is_absolute()
     assert "hooks" in top["page"].lower()
     assert len(res["results"]) == 3
-    assert len(session["calls"]["search"][1]) < 2000
+    # three results with their best lines (3, 1, 1) in place of a 160-character snippet each
+    assert len(session["calls"]["search"][1]) < 2200
+
+
+def test_search_docs_takes_phrasings_and_grep_docs_groups_by_section(session: dict) -> None:
+    res = ok(session, "phrasings")
+    assert res["results"] and res["results"][0]["heading_path"][-1].startswith("PreToolUse")
+    assert "phrasing" in error(session, "err_phrasing")
+    grep = ok(session, "grep")
+    assert grep["total_sections"] >= len(grep["matches"]) >= 1
+    assert all("PreToolUse" in x["text"] for m in grep["matches"] for x in m["match_lines"])
+    assert "invalid pattern" in error(session, "err_grep")
 
 
 def test_search_docs_detail_is_the_full_contract(session: dict) -> None:
@@ -233,8 +259,8 @@ def test_answers_without_an_llm(session: dict) -> None:
 def test_bad_input_becomes_clear_tool_errors(session: dict) -> None:
     assert "the query is empty" in error(session, "err_empty")
     assert "limit is 1000" in error(session, "err_long")
-    assert "less than or equal to 20" in error(session, "err_k")
-    assert "Input should be 'auto'" in error(session, "err_strategy")
+    assert "k is 50; it must be from 1 to 20" in error(session, "err_k")
+    assert "strategy is 'L9'; it must be one of auto, cascade, L1" in error(session, "err_strategy")
     assert "refused" in error(session, "err_traversal")
     assert "refused" in error(session, "err_set_traversal")
     missing = error(session, "err_missing_page")
@@ -245,8 +271,8 @@ def test_bad_input_becomes_clear_tool_errors(session: dict) -> None:
     lines_error = error(session, "err_lines")
     assert "lines '9:x'" in lines_error and "--lines" not in lines_error and "[N, M]" in lines_error
     ambiguous = error(session, "err_ambiguous")
-    assert "set_name" in ambiguous and "--set" not in ambiguous
-    assert "greater than or equal to 300" in error(session, "err_budget")
+    assert "pass sets" in ambiguous and "--set" not in ambiguous
+    assert "max_tokens is 50; it must be from 300 to 20000" in error(session, "err_budget")
     assert "error text is empty" in error(session, "err_empty_error")
 
 
@@ -303,11 +329,11 @@ def test_http_transport_on_localhost(docs: Path, tmp_path: Path) -> None:
                 ClientSession(*streams) as session:
             await session.initialize()
             result = await session.call_tool("get_toc", {"page": "Agent Skills",
-                                                         "set_name": "Claude_Code_Docs@latest"})
+                                                         "sets": "Claude_Code_Docs@latest"})
             return json.loads(result.content[0].text)
 
     try:
-        deadline = time.monotonic() + 20
+        deadline = time.monotonic() + 60  # a wait for the port, not a speed check
         while True:
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
@@ -339,7 +365,7 @@ def test_tools_publish_typed_schemas_titles_and_hints(session: dict) -> None:
         "auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector"]
     assert "confidence" in search.output_schema["properties"]
     lines = tools["read_section"].input_schema["properties"]["lines"]
-    assert {"array", "string"} <= {alt.get("type") for alt in lines["anyOf"]}
+    assert {"array", "string"} <= set(lines["type"]) and lines["items"] == {"type": "integer"}
     for name in ("ask_docs", "explain_error", "get_working_example"):  # they may call an LLM
         assert tools[name].annotations.open_world_hint is True, name
     for name in ("search_docs", "read_section", "get_toc", "list_doc_sets"):
@@ -383,3 +409,113 @@ def test_compact_view_names_the_pages_a_repeated_entry_is_also_on() -> None:
     plain = dict(hit, also_in=[])
     assert "also_in" not in compact_result({"query": "q", "confidence": 80, "abstained": False,
                                             "results": [plain]})["results"][0]
+
+
+RAW_PYDANTIC = ("validation error for", "errors.pydantic.dev", "input_type=", "[type=")
+
+
+def test_invalid_arguments_read_as_plain_sentences(session: dict) -> None:
+    """Validation errors name the argument, the value and what it accepts, never pydantic's
+    raw report."""
+    for key in ("err_k", "err_strategy", "err_budget", "err_k_type", "err_sets_type", "err_missing_query"):
+        text = error(session, key)
+        assert text.startswith("InputError: "), (key, text)
+        assert not any(raw in text for raw in RAW_PYDANTIC), (key, text)
+    assert "k is 'many'; expected an integer" in error(session, "err_k_type")
+    sets = error(session, "err_sets_type")
+    assert "sets is 5; expected a list of strings or a string" in sets
+    assert sets.count("sets is") == 1  # one line per argument, not one per union branch
+    missing = error(session, "err_missing_query")
+    assert "query is required" in missing and "search_docs takes: query, phrasings, sets, k" in missing
+
+
+def test_unknown_arguments_are_rejected_with_the_valid_names(session: dict) -> None:
+    typo = error(session, "err_unknown")
+    assert "search_docs has no argument 'quer' (did you mean 'query'?)" in typo
+    assert "hint: search_docs takes: query, phrasings, sets, k, strategy, detail, follow_up, offset, max_tokens" in typo
+    far = error(session, "err_unknown_far")
+    assert "read_section has no argument 'zzz'" in far and "did you mean" not in far
+    assert "page, sets, section, lines, with_subsections, max_tokens" in far
+
+
+def test_one_name_for_the_doc_set_argument(session: dict) -> None:
+    """`sets` on every tool that takes doc sets; `set_name`, the old name on read_section
+    and get_toc, is accepted as the same argument but never published."""
+    tools = session["tools"]
+    for name in ("search_docs", "read_section", "get_toc", "ask_docs", "explain_error", "get_working_example"):
+        props = tools[name].input_schema["properties"]
+        assert "sets" in props and "set_name" not in props, name
+        assert props["sets"] == tools["search_docs"].input_schema["properties"]["sets"], name
+    assert ok(session, "toc_old_name") == ok(session, "toc_new_name")
+    assert "'set_name' and 'sets' are the same argument" in error(session, "err_both_names")
+    # continuations say `sets` too
+    assert "sets" in ok(session, "read_capped")["continuation"]["arguments"]
+    assert "set_name" not in ok(session, "read_capped")["continuation"]["arguments"]
+    assert set(session["toc_pages"][0]["continuation"]["arguments"]) == {"page", "sets", "offset", "max_tokens"}
+
+
+def _raw_session(docs: Path, lines: list[str], wait_for: set[int]) -> tuple[list[dict], str]:
+    """Write raw lines to `doc4llm serve` on stdio; the replies (read until every id in
+    `wait_for` has answered, then stdin closes) and stderr."""
+    proc = subprocess.Popen([sys.executable, "-m", "doc4llm", "serve", "--docs-dir", str(docs)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env=_env(), text=True)
+    replies: list[dict] = []
+    try:
+        for line in lines:
+            proc.stdin.write(line + "\n")
+        proc.stdin.flush()
+        while wait_for - {r.get("id") for r in replies}:
+            raw = proc.stdout.readline()
+            if not raw:
+                break
+            replies.append({**json.loads(raw), "_bytes": len(raw.rstrip("\n").encode())})
+    finally:
+        proc.stdin.close()
+        proc.wait(timeout=20)
+    replies += [json.loads(ln) for ln in proc.stdout.read().splitlines() if ln.strip()]
+    return replies, proc.stderr.read()
+
+
+INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                   "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                              "clientInfo": {"name": "raw", "version": "0"}}})
+INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
+
+
+def test_malformed_json_on_stdio_gets_a_parse_error_and_a_log_line(docs: Path) -> None:
+    """A line that is not JSON gets a -32700 reply (id null), JSON that is no JSON-RPC
+    message a -32600 reply with its id, each a line on stderr without the line's content;
+    the session goes on."""
+    replies, stderr = _raw_session(docs, [
+        INIT, INITIALIZED,
+        '{"jsonrpc": "2.0", "id": 2, "method": "tools/list", sk-secretvalue',
+        '{"jsonrpc": "2.0", "id": 3, "params": 7}',
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+    ], wait_for={1, 3, 4})
+    by_code = {r["error"]["code"]: r for r in replies if "error" in r}
+    assert by_code[-32700]["id"] is None and "Parse error" in by_code[-32700]["error"]["message"]
+    assert by_code[-32600]["id"] == 3
+    assert next(r for r in replies if r.get("id") == 4)["result"] == {}
+    assert "stdin: Parse error" in stderr and "replied -32700" in stderr
+    assert "replied -32600" in stderr and "sk-secretvalue" not in stderr
+
+
+def test_tools_list_fits_in_8000_bytes_on_the_wire(docs: Path) -> None:
+    """tools/list is read by every client at every start and sits in the agent's context."""
+    replies, _ = _raw_session(docs, [INIT, INITIALIZED, json.dumps(
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})], wait_for={1, 2})
+    listed = next(r for r in replies if r.get("id") == 2)
+    assert len(listed["result"]["tools"]) == 8
+    assert listed["_bytes"] <= 8000, listed["_bytes"]
+
+
+def test_starting_the_server_loads_no_search_engine(docs: Path) -> None:
+    """`initialize` waits only for the SDK: the engine, numpy and the embedder load at the
+    first call (counted as modules loaded, not timed)."""
+    code = ("import sys, doc4llm.mcp_server as m; m.build_server(m.DocsService(sys.argv[1])); "
+            "print(' '.join(sorted(n for n in sys.modules if n.split('.')[0] in "
+            "('numpy', 'onnxruntime', 'tokenizers') or n.startswith(('doc4llm.search', 'doc4llm.index')))))")
+    out = subprocess.run([sys.executable, "-c", code, str(docs)], capture_output=True, text=True,
+                         env=_env(), cwd=REPO, check=True)
+    assert out.stdout.split() == [], out.stdout

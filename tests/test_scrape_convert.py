@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import gzip
-import time
+from types import SimpleNamespace
 
 import pytest
 
@@ -220,15 +220,25 @@ def test_markdown_page_conversion():
     assert looks_like_html("  <!DOCTYPE html><html>") and not looks_like_html("# Title")
 
 
-def test_host_throttle_spaces_requests_per_host():
-    async def run() -> float:
-        throttle = HostThrottle(0.05)
-        started = time.monotonic()
-        await asyncio.gather(*(throttle.wait("a") for _ in range(4)), throttle.wait("b"))
-        return time.monotonic() - started
+def test_host_throttle_spaces_requests_per_host(monkeypatch):
+    """The sleeps the throttle asks for, on a stopped clock (no timing): 4 starts on host a
+    at 0, 50, 100, 150 ms; host b not delayed (three sleeps in all)."""
+    from doc4llm.ingest.scrape import fetch
 
-    elapsed = asyncio.run(run())
-    assert 0.15 <= elapsed < 0.5  # 4 starts on host a: 0, 50, 100, 150 ms; host b not delayed
+    sleeps: list[float] = []
+
+    async def sleep(seconds: float) -> None:
+        sleeps.append(round(seconds, 6))
+
+    monkeypatch.setattr(fetch, "time", SimpleNamespace(monotonic=lambda: 100.0))
+    monkeypatch.setattr(fetch, "asyncio", SimpleNamespace(Lock=asyncio.Lock, sleep=sleep))
+    throttle = HostThrottle(0.05)
+
+    async def run() -> None:
+        await asyncio.gather(*(throttle.wait("a") for _ in range(4)), throttle.wait("b"))
+
+    asyncio.run(run())
+    assert sorted(sleeps) == [0.05, 0.1, 0.15]
 
 
 def test_tabs_unfolded_hidden_panels_kept():

@@ -20,14 +20,17 @@ def index_states(docs_dir: Path) -> dict[str, str]:
             done = conn.execute("SELECT count(*) FROM vec_done WHERE set_name=?", (name,)).fetchone()[0]
             emb = conn.execute("SELECT embedder FROM vec_sets WHERE set_name=?", (name,)).fetchone()
             # which embedder made the vectors: another one (--embedder) cannot use them
-            out[name] = f"{n} sections, vectors {done}/{n}" + (f" ({emb[0]})" if emb and emb[0] else "")
-            if done < n and building is None:
+            made_by = f" ({emb[0]})" if emb and emb[0] else ""
+            problem = check_vectors(docs_dir, conn, name)  # checksums, or shape and count
+            if problem:  # damaged vectors are not counted as done: search cannot use them
+                out[name] = (f"{n} sections, vectors DAMAGED{made_by} ({problem}; "
+                             "`doc4llm index` rebuilds them)")
+            else:
+                out[name] = f"{n} sections, vectors {done}/{n}{made_by}"
+            if (problem or done < n) and building is None:
                 building = running(docs_dir)
-            if done < n and building:
-                out[name] += ", the rest being built in the background (.doc4llm/embed.log)"
-            problem = check_vectors(docs_dir, conn, name)  # checksums of the vector files
-            if problem:
-                out[name] += f", vectors DAMAGED ({problem}; `doc4llm index` rebuilds them)"
+            if (problem or done < n) and building:
+                out[name] += ", being built in the background (.doc4llm/embed.log)"
         return out
     finally:
         conn.close()
