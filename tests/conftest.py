@@ -15,6 +15,12 @@ FIXTURES = REPO / "tests" / "fixtures"
 MDMEM = FIXTURES / "mdmem"
 UPSTREAM = REPO / "md_docs"
 
+# A search that finds sections without vectors starts a detached embedding job
+# (doc4llm/index/background.py). Tests search throwaway docs dirs, so by default they start
+# none (a job would outlive its test and its temp dir); tests/test_background_embed.py and
+# the tests that exercise the job remove this variable.
+os.environ.setdefault("DOC4LLM_BACKGROUND_EMBED", "0")
+
 
 def run_cli(*args: str, cwd: str | Path | None = None, env: dict | None = None,
             timeout: float = 60) -> subprocess.CompletedProcess:

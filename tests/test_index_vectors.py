@@ -69,6 +69,7 @@ class _FakeEmbeddings(ThreadingHTTPServer):
     def __init__(self):
         super().__init__(("127.0.0.1", 0), _Handler)
         self.models: list[str] = []
+        self.texts: list[str] = []  # every input embedded, in order
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -80,6 +81,7 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         self.server.models.append(request["model"])
+        self.server.texts.extend(request["input"])
         data = []
         for i, text in enumerate(request["input"]):
             vec = [0.5] + [0.0] * 15

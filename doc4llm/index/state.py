@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from doc4llm.index.background import running
 from doc4llm.index.store import open_store
 from doc4llm.index.vectors import check_vectors
 
@@ -14,6 +15,7 @@ def index_states(docs_dir: Path) -> dict[str, str]:
         return {}
     try:
         out = {}
+        building: bool | None = None  # a background job holds the embedding lock (asked once)
         for name, n in conn.execute("SELECT set_name, count(*) FROM sections GROUP BY set_name"):
             done = conn.execute("SELECT count(*) FROM vec_done WHERE set_name=?", (name,)).fetchone()[0]
             emb = conn.execute("SELECT embedder FROM vec_sets WHERE set_name=?", (name,)).fetchone()
@@ -25,6 +27,10 @@ def index_states(docs_dir: Path) -> dict[str, str]:
                              "`doc4llm index` rebuilds them)")
             else:
                 out[name] = f"{n} sections, vectors {done}/{n}{made_by}"
+            if (problem or done < n) and building is None:
+                building = running(docs_dir)
+            if (problem or done < n) and building:
+                out[name] += ", being built in the background (.doc4llm/embed.log)"
         return out
     finally:
         conn.close()

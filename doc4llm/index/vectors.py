@@ -6,6 +6,12 @@ database only after both files are renamed into place, so a crash or a concurren
 search always sees a complete pair. Embedding is resumable: sections that already have
 vectors (table vec_done) are skipped, and progress is saved every batch window.
 
+What the model returns is kept by content (vector_cache.py: a hash of the embedder id and
+the embedded text), so a section whose text was embedded before, under whatever section
+id, set or file time, gets its vector from there and only new text is embedded:
+`embed_missing` fills the cache without the index lock, `build_vectors` assembles the
+files from it under the lock.
+
 Every generation also writes `<set-hash>.<generation>.sha256.json`, the checksums of its
 four files, before the generation is committed. Search and `doc4llm sets` verify them:
 a damaged file is reported (search answers lexically) and the next build rebuilds the
@@ -17,10 +23,16 @@ from __future__ import annotations
 import hashlib
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from doc4llm.index.sectiontext import own_text
 from doc4llm.index.store import index_dir
+from doc4llm.index.vector_cache import VectorCache, content_key
+
+if TYPE_CHECKING:
+    import numpy as np
 
 BODY_WORDS = 220  # words of section text embedded with its heading path
 KINDS = ("body", "head")
@@ -56,8 +68,6 @@ def body_text(page_title: str, heading_path: list[str], text: str, max_words: in
 
     An embedder may ask for fewer words (`body_words`): MiniLM reads 128 tokens, so
     words past ~100 would only cost tokenizer time."""
-    from doc4llm.index.build import own_text
-
     words = own_text(text).split()
     return f"{heading_label(page_title, heading_path)}\n{' '.join(words[:max_words])}"
 
@@ -66,28 +76,18 @@ def head_text(page_title: str, heading_path: list[str]) -> str:
     return heading_label(page_title, heading_path)
 
 
-def _usearch(embedder_id: str, for_query: bool = False):
-    """usearch's Index class, importing an ONNX embedder's runtime first (it crashes after).
+def _usearch(embedder_id: str):
+    """usearch's Index class, importing onnxruntime first when it is installed: it crashes
+    when imported after usearch (embed_onnx.import_runtime), and a process that loads
+    vectors of one embedder may embed with minilm later (a long-lived server, an `ask`, a
+    test run), so the order is fixed whatever `embedder_id` is (~0.1 s, once, and only
+    where usearch loads: builds and large sets)."""
+    from doc4llm.index.embed_onnx import import_runtime
 
-    `for_query`: the process only searches these vectors; if its queries run on numpy
-    (embed_onnx.query_graph) it never needs onnxruntime, and does not import it."""
-    if embedder_id.startswith("onnx/"):
-        from doc4llm.index.embed_onnx import import_runtime, query_graph
-
-        if not (for_query and query_graph() is not None):
-            import_runtime()
+    import_runtime()
     from usearch.index import Index
 
     return Index
-
-
-def runtime_first(embedder_id: str) -> None:
-    """Before usearch loads in a process that may embed passages (a search that builds
-    vectors): import the embedder's runtime, which cannot load after usearch."""
-    if embedder_id.startswith("onnx/"):
-        from doc4llm.index.embed_onnx import import_runtime
-
-        import_runtime()
 
 
 def _new_index(dim: int, embedder_id: str = ""):
@@ -295,7 +295,7 @@ def load_indexes(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedd
         for p in paths.values():  # a memory-mapped file is hashed once on open
             if sums.get(p.name) != _file_sha256(p):
                 raise CorruptVectors(f"checksum mismatch in {p.name}")
-    Index = _usearch(embedder_id, for_query=not for_update)
+    Index = _usearch(embedder_id)
     try:
         indexes = {k: Index.restore(str(p), view=True) for k, p in paths.items()}
     except Exception as exc:
@@ -310,6 +310,14 @@ def _checked(indexes: dict, dim: int, expected: int) -> dict:
     return indexes
 
 
+_SECTION_COLUMNS = "s.id, s.heading_path, s.text, s.words, s.start, p.title AS page_title"
+
+
+def all_sections(conn: sqlite3.Connection, set_name: str) -> list[sqlite3.Row]:
+    return conn.execute(f"SELECT {_SECTION_COLUMNS} FROM sections s JOIN pages p ON p.id = s.page_id"
+                        " WHERE s.set_name=? ORDER BY s.id", (set_name,)).fetchall()
+
+
 def pending_sections(conn: sqlite3.Connection, set_name: str) -> list[sqlite3.Row]:
     return conn.execute(
         "SELECT s.id, s.heading_path, s.text, s.words, s.start, p.title AS page_title FROM sections s"
@@ -318,13 +326,144 @@ def pending_sections(conn: sqlite3.Connection, set_name: str) -> list[sqlite3.Ro
         " WHERE s.set_name=? AND v.section_id IS NULL ORDER BY s.id", (set_name,)).fetchall()
 
 
+def section_texts(rows: list[sqlite3.Row], words: int) -> list[str]:
+    """The rows' body texts, then their heading labels: what the model reads, two a section."""
+    import json
+
+    paths = [json.loads(r["heading_path"]) for r in rows]
+    return [*(body_text(r["page_title"], p, r["text"], words) for r, p in zip(rows, paths, strict=True)),
+            *(heading_label(r["page_title"], p) for r, p in zip(rows, paths, strict=True))]
+
+
+def _embeddable(conn: sqlite3.Connection, set_name: str, embedder_id: str) -> list[sqlite3.Row]:
+    """The sections that need vectors from this embedder and get them (enough words of
+    their own): the pending ones, or all when another embedder made the set's vectors."""
+    made_by = conn.execute("SELECT embedder FROM vec_sets WHERE set_name=?", (set_name,)).fetchone()
+    rows = pending_sections(conn, set_name) if not made_by or made_by[0] in (None, embedder_id) \
+        else all_sections(conn, set_name)
+    return [r for r in rows if (r["words"] or 0) >= MIN_WORDS]
+
+
+def cached_vectors(cache: VectorCache, embedder, jobs: Iterator[list[str]], parallel: bool = False,
+                   stats: dict | None = None) -> Iterator[np.ndarray]:
+    """For each job (a list of texts), its (len, dim) vectors: those the content cache
+    holds, the rest embedded now and added to the cache, job by job (a stopped build
+    keeps what it embedded). `parallel`: misses go through embedder.embed_chunks
+    (worker processes). `stats["embedded"]` counts the texts the model saw."""
+    from collections import deque
+
+    import numpy as np
+
+    eid, dim = embedder.id, embedder.dim
+    waiting: deque = deque()
+
+    def misses() -> Iterator[list[str]]:
+        for texts in jobs:
+            keys = [content_key(eid, t) for t in texts]
+            hits = cache.get_many(keys, dim)
+            todo = list(dict.fromkeys(t for t, k in zip(texts, keys, strict=True) if k not in hits))
+            waiting.append((keys, hits, todo))
+            yield todo
+
+    if parallel and hasattr(embedder, "embed_chunks"):
+        fresh = embedder.embed_chunks(misses())  # worker processes (embed_onnx.py)
+    else:
+        fresh = (embedder.embed_passages(t) if t else np.zeros((0, dim), np.float32) for t in misses())
+    try:
+        for vecs in fresh:
+            keys, hits, todo = waiting.popleft()
+            new = {content_key(eid, t): np.asarray(v, dtype=np.float32) for t, v in zip(todo, vecs, strict=True)}
+            cache.put_many(new.items())
+            if stats is not None:
+                stats["embedded"] = stats.get("embedded", 0) + len(todo)
+            yield np.stack([hits[k] if k in hits else new[k] for k in keys]) if keys else \
+                np.zeros((0, dim), np.float32)
+    finally:
+        close = getattr(fresh, "close", None)
+        if close:
+            close()  # a parallel build stops its workers here
+
+
+def embed_missing(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedder,
+                  progress: Callable[[str], None] | None = None, batch: int = 32,
+                  stats: dict | None = None) -> int:
+    """Fill the content cache with the vectors of the set's pending sections; return how
+    many texts the model embedded.
+
+    Needs no index lock: it only reads the index (a snapshot) and writes the cache, so a
+    long embedding never blocks a search's index update. build_vectors then assembles the
+    set's files from the cache under the lock, in a moment."""
+    todo = _embeddable(conn, set_name, embedder.id)
+    if not todo:
+        return 0
+    words = getattr(embedder, "body_words", BODY_WORDS)
+    stats = stats if stats is not None else {}
+    before = stats.get("embedded", 0)
+    cache = VectorCache(docs_dir)
+    try:
+        # which sections have a text the cache lacks (texts are rebuilt below for those
+        # only: holding every text of a 100k-section set at once would cost ~200 MB)
+        need: list[sqlite3.Row] = []
+        for i in range(0, len(todo), 2048):
+            rows = todo[i : i + 2048]
+            texts = section_texts(rows, words)
+            keys = [content_key(embedder.id, t) for t in texts]
+            absent = set(cache.missing(keys, embedder.dim))
+            need.extend(r for j, r in enumerate(rows) if keys[j] in absent or keys[j + len(rows)] in absent)
+        if not need:
+            return 0
+        if progress:
+            progress(f"{set_name}: embedding {len(need)} of {len(todo)} sections "
+                     f"({len(todo) - len(need)} from the vector cache)")
+        chunks = [need[i : i + batch] for i in range(0, len(need), batch)]
+        jobs = (section_texts(c, words) for c in chunks)
+        done = 0
+        for chunk, _ in zip(chunks, cached_vectors(cache, embedder, jobs,  # noqa: B905
+                                                   len(need) >= PARALLEL_MIN_SECTIONS, stats)):
+            done += len(chunk)
+            if progress:
+                progress(f"{set_name}: embedded {done}/{len(need)} sections")
+    finally:
+        cache.close()
+    return stats.get("embedded", 0) - before
+
+
+# the content cache is pruned when it holds more than this many entries per live text
+# (plus a floor): old texts are kept for a while (a page edited back, a set re-imported),
+# and pruning costs a pass over every section's text, so it runs rarely
+PRUNE_RATIO = 2.0
+PRUNE_FLOOR = 2000
+
+
+def prune_cache(docs_dir: Path, conn: sqlite3.Connection, embedder) -> int:
+    """Drop cached vectors no section of the index uses (with this embedder), when the
+    cache has grown past PRUNE_RATIO times what is live; return how many went.
+    Call with every set of the docs dir indexed (an unindexed set's texts would go)."""
+    cache = VectorCache(docs_dir)
+    try:
+        live = conn.execute("SELECT count(*) FROM sections WHERE words >= ?", (MIN_WORDS,)).fetchone()[0]
+        if len(cache) <= PRUNE_RATIO * 2 * live + PRUNE_FLOOR:
+            return 0
+        words = getattr(embedder, "body_words", BODY_WORDS)
+        keep: set[bytes] = set()
+        for (set_name,) in conn.execute("SELECT DISTINCT set_name FROM sections").fetchall():
+            rows = [r for r in all_sections(conn, set_name) if (r["words"] or 0) >= MIN_WORDS]
+            for i in range(0, len(rows), 2048):
+                keep.update(content_key(embedder.id, t) for t in section_texts(rows[i : i + 2048], words))
+        return cache.prune(keep)
+    finally:
+        cache.close()
+
+
 def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedder,
                   progress: Callable[[str], None] | None = None, batch: int = 32,
-                  save_every_s: float = 20.0, time_budget_s: float | None = None) -> int:
-    """Embed the set's pending sections; return how many were embedded.
+                  save_every_s: float = 20.0, stats: dict | None = None) -> int:
+    """Give the set's pending sections vectors; return how many sections got them.
 
-    Call under the index lock. A different embedder than the one recorded rebuilds the
-    set's vectors from scratch (with a message)."""
+    Vectors come from the content cache when their text was embedded before (by any
+    set, under any section id), else from the embedder (then cached). Call under the
+    index lock. A different embedder than the one recorded rebuilds the set's vectors
+    from scratch (with a message)."""
     import json
 
     import numpy as np
@@ -368,7 +507,6 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
     words = getattr(embedder, "body_words", BODY_WORDS)
     done = 0
     last_save = time.monotonic()
-    t0 = time.monotonic()
     unsaved: list[int] = []
 
     def save() -> None:
@@ -410,17 +548,10 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
     todo = [r for r in todo if (r["words"] or 0) >= MIN_WORDS]
     chunks = [todo[i : i + batch] for i in range(0, len(todo), batch)]
 
-    def texts(chunk: list[sqlite3.Row]) -> list[str]:
-        """The chunk's body texts, then its heading labels: one job, two vectors a section."""
-        paths = [json.loads(r["heading_path"]) for r in chunk]
-        return [*(body_text(r["page_title"], p, r["text"], words) for r, p in zip(chunk, paths, strict=True)),
-                *(heading_label(r["page_title"], p) for r, p in zip(chunk, paths, strict=True))]
-
-    jobs = (texts(c) for c in chunks)
-    if time_budget_s is None and len(todo) >= PARALLEL_MIN_SECTIONS and hasattr(embedder, "embed_chunks"):
-        vectors = embedder.embed_chunks(jobs)  # worker processes (embed_onnx.py)
-    else:
-        vectors = (embedder.embed_passages(t) for t in jobs)
+    cache = VectorCache(docs_dir)
+    # embed_missing filled the cache beforehand (on worker processes when many texts are
+    # new); what is still missing here is embedded in this process
+    vectors = cached_vectors(cache, embedder, (section_texts(c, words) for c in chunks), False, stats)
     try:
         for chunk, both in zip(chunks, vectors):  # noqa: B905 (stopping early stops the workers)
             body, head = both[: len(chunk)], both[len(chunk) :]
@@ -431,13 +562,12 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
             unsaved.extend(int(k) for k in keys)
             done += len(chunk)
             if progress:
-                progress(f"{set_name}: embedded {done}/{total} sections")
+                progress(f"{set_name}: vectors for {done}/{total} sections")
             if time.monotonic() - last_save > save_every_s:
                 save()
-            if time_budget_s is not None and time.monotonic() - t0 > time_budget_s:
-                break
     finally:
-        vectors.close()  # a parallel build stops its workers here
+        vectors.close()
+        cache.close()
     missing_matrix = not all(p.is_file() for p in matrix_paths(docs_dir, set_name, generation).values())
     missing_sums = not sums_path(docs_dir, set_name, generation).is_file()
     if unsaved or not generation or (row and row["embedder"] != embedder.id) or missing_matrix or missing_sums:

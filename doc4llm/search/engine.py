@@ -1,9 +1,9 @@
 """`Searcher`: one query in, the JSON contract of DESIGN.md out.
 
-Pipeline: validate -> choose sets -> bring the index up to date (lexical always; vectors
-when present or cheap to build) -> analyse the query -> run the signals of the strategy
--> fuse -> rerank -> fold repeated entries -> confidence -> abstain with guidance
-when the docs do not answer.
+Pipeline: validate -> choose sets -> bring the index up to date (lexical; vectors are
+built by `doc4llm index` or by a background job a search starts, index/background.py)
+-> analyse the query -> run the signals of the strategy -> fuse -> rerank -> fold repeated
+entries -> confidence -> abstain with guidance when the docs do not answer.
 """
 
 from __future__ import annotations
@@ -17,17 +17,10 @@ from doc4llm.corpus.model import list_sets, select_from, select_sets
 from doc4llm.corpus.paths import resolve_docs_dir
 from doc4llm.errors import InputError, NotFoundError
 from doc4llm.index.build import sync
-from doc4llm.index.embed_onnx import LONG_QUERY_WORDS
 from doc4llm.search.analyze import QueryAnalysis, analyze
 
 MAX_QUERY_CHARS = 1000
 STRATEGIES = ("auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector")
-AUTO_EMBED_MAX_SECTIONS = int(os.environ.get("DOC4LLM_AUTO_EMBED_MAX", "64"))  # slow embedders: ~10 s at most
-# A fast local embedder (minilm: ~60 sections per CPU-second, 100+/s on 2 idle cores)
-# embeds pending sections for at most this long per search, over all its sets, resumably:
-# a set of ~1,500 sections has vectors after its first search on an idle machine, a
-# larger one grows them search by search (or `doc4llm index` builds them at once).
-AUTO_EMBED_BUDGET_S = float(os.environ.get("DOC4LLM_AUTO_EMBED_S", "12"))  # per search, all sets
 
 
 def _log(msg: str) -> None:
@@ -54,7 +47,6 @@ class Searcher:
         self._vectors: dict[str, dict] = {}
         self._synced: set[str] = set()
         self._partial: set[str] = set()  # sets whose vectors are still being built
-        self._embed_deadline = 0.0  # monotonic time when this search stops embedding
         self.vector_state: dict[str, dict] = {}  # per set: embedder, coverage, tier (in results)
 
     # -- resources -------------------------------------------------------------
@@ -105,7 +97,8 @@ class Searcher:
                                        "tier": "lexical" if idx is None else "full" if coverage >= 1 else "partial"}
 
     def prepare(self, set_names: list[str], timing: dict) -> None:
-        """Sync the lexical index for these sets and load (or cheaply build) vectors."""
+        """Sync the lexical index for these sets and load their vectors; sections without
+        vectors go to a background job (never built here: the search answers now)."""
         if self._index is not None and self._conn is None:
             return self._prepare_stateless(set_names, timing)
         t = time.perf_counter()
@@ -122,14 +115,8 @@ class Searcher:
         if self.embedder_name == "none":
             return
         t = time.perf_counter()
-        from doc4llm.index.vectors import (
-            CorruptVectors,
-            load_indexes,
-            pending_sections,
-            runtime_first,
-        )
+        from doc4llm.index.vectors import CorruptVectors, load_indexes, pending_sections
 
-        self._embed_deadline = time.monotonic() + AUTO_EMBED_BUDGET_S  # shared by the sets
         searched: int | None = None  # vectors of all these sets, read once a set needs loading
         todo = {}  # set -> (pending sections, row of the embedder that made its vectors, stale)
         for name in set_names:
@@ -139,24 +126,16 @@ class Searcher:
             pending = pending_sections(self._conn, name)
             made_by = self._conn.execute("SELECT embedder FROM vec_sets WHERE set_name=?", (name,)).fetchone()
             todo[name] = pending, made_by, bool(emb_id and made_by and made_by[0] and made_by[0] != emb_id)
+        job = "off"
         if self.auto_index and self.embedder and any(p or stale for p, _, stale in todo.values()):
-            # a set's build below needs the embedder's runtime, which cannot load after
-            # another set's vectors loaded usearch without it (queries on numpy)
-            runtime_first(self._embedder_id() or "")
+            from doc4llm.index.background import start
+
+            job = start(self.docs_dir, self.embedder_name)  # never waits: the answer is now
         for name, (pending, made_by, stale) in todo.items():
             emb_id = self._embedder_id()
-            budget = self._embed_budget(len(pending)) if (pending or stale) and self.auto_index and self.embedder \
-                else 0.0
-            if budget != 0.0 and (pending or getattr(self.embedder, "fast_inline", False)):
-                self._build_vectors(name, budget)  # a stale set is rebuilt from scratch, resumably
-                pending = pending_sections(self._conn, name)
-                self._index = _published(self._conn)
-            elif stale and not self.quiet and name not in self._synced:
-                self.log(f"{name}: its vectors were made by another embedder ({made_by[0]}); "
-                         f"`doc4llm index` rebuilds them for {self.embedder_name}")
-            if pending and not self.quiet and name not in self._synced:
-                self.log(f"{name}: {len(pending)} sections have no vectors yet; they are embedded by later "
-                         "searches or at once by `doc4llm index` (lexical levels answer meanwhile)")
+            if (pending or stale) and not self.quiet and (name not in self._synced or job == "started"):
+                self.log(_vector_news(name, len(pending), made_by[0] if stale else None, job,
+                                      self.embedder_name, self.docs_dir))
             self._synced.add(name)
             if searched is None:
                 marks = ",".join("?" * len(set_names))
@@ -168,9 +147,14 @@ class Searcher:
                         if emb_id else None)
             except CorruptVectors as exc:
                 idx = None
+                if self.auto_index and self.embedder and job == "off":
+                    from doc4llm.index.background import start
+
+                    job = start(self.docs_dir, self.embedder_name)  # rebuilds them from the vector cache
                 if name not in self.vector_state or self.vector_state[name].get("problem") != str(exc):
-                    self.log(f"{name}: vector files are damaged ({exc}); lexical search only; "
-                             "`doc4llm index` rebuilds them")
+                    self.log(f"{name}: vector files are damaged ({exc}); lexical search only; " +
+                             ("rebuilding them in the background" if job in ("started", "running")
+                              else "`doc4llm index` rebuilds them"))
                 self.vector_state[name] = {"embedder": self.embedder_name, "coverage": 0.0,
                                            "tier": "lexical", "problem": str(exc)}
                 continue
@@ -183,14 +167,6 @@ class Searcher:
                 self._vectors[name] = idx
         timing["vectors_load"] = round((time.perf_counter() - t) * 1000, 1)
 
-    def _embed_budget(self, pending: int) -> float | None:
-        """Seconds this search may spend embedding pending sections: None = all of them
-        (a small set, any embedder), 0 = none (a slow embedder and a big set)."""
-        if getattr(self.embedder, "fast_inline", False):
-            left = self._embed_deadline - time.monotonic()
-            return left if left > 0 else 0.0
-        return None if pending <= AUTO_EMBED_MAX_SECTIONS else 0.0
-
     def _embedder_id(self) -> str | None:
         """The embedder's id (constructing an embedder does not load its model)."""
         emb = self.embedder
@@ -202,34 +178,6 @@ class Searcher:
             self._embedder, self._embedder_failed = None, True
             self.log(f"embedder {self.embedder_name!r} unavailable ({exc}); lexical search only")
             return None
-
-    def _build_vectors(self, set_name: str, budget_s: float | None = None) -> None:
-        from filelock import Timeout
-
-        from doc4llm.index.build import _lock
-        from doc4llm.index.embed_onnx import ImportOrderError
-        from doc4llm.index.embedders import get_embedder
-        from doc4llm.index.vectors import build_vectors
-
-        try:
-            # the query embedder runs on one thread; a build may take every core
-            builder = get_embedder(self.embedder_name, threads=os.cpu_count() or 1) \
-                if getattr(self.embedder, "fast_inline", False) else self.embedder
-            with _lock(self.docs_dir, timeout=3):
-                n = build_vectors(self.docs_dir, self._conn, set_name, builder, time_budget_s=budget_s)
-        except Timeout:  # another process is indexing: answer from what exists
-            self.log(f"{set_name}: the index is busy (another doc4llm index?); vectors skipped this time")
-            return
-        except ImportOrderError:  # a long-lived process loaded usearch for numpy queries first
-            self.log(f"{set_name}: this process cannot load onnxruntime (usearch came first); its new "
-                     "sections are embedded by the next search or by `doc4llm index`")
-            return
-        except Exception as exc:  # a failing embedder must not fail the search
-            self.log(f"{set_name}: embedding failed ({exc}); lexical search only")
-            self._embedder, self._embedder_failed = None, True
-            return
-        if n:
-            self.log(f"{set_name}: embedded {n} sections")
 
     def query_vector(self, text: str):
         emb = self.embedder
@@ -264,11 +212,6 @@ class Searcher:
                                     hint="import one: doc4llm import PATH --set NAME@VER (or pass --docs-dir)")
             chosen = [s.name for s in select_sets(self.docs_dir, sets)]
         timing: dict = {}
-        if len(query.split()) >= LONG_QUERY_WORDS and self.embedder_name != "none":
-            # a long query embeds faster on onnxruntime, which must load before usearch
-            from doc4llm.index.vectors import runtime_first
-
-            runtime_first(self._embedder_id() or "")
         self.prepare(chosen, timing)
         from doc4llm.index.build import set_summaries
 
@@ -300,6 +243,24 @@ class Searcher:
         if self._conn is not None:
             self._conn.close()
             self._conn = None
+
+
+def _vector_news(name: str, pending: int, other_embedder: str | None, job: str, embedder: str,
+                 docs_dir: Path) -> str:
+    """What a search says on stderr about a set whose vectors are missing or stale."""
+    what = (f"{name}: its vectors were made by another embedder ({other_embedder})" if other_embedder
+            else f"{name}: {pending} sections have no vectors yet")
+    if job in ("started", "running"):
+        from doc4llm.index.background import paths
+
+        return (f"{what}; building them for {embedder} in the background ({'started now' if job == 'started' else 'already running'}"
+                f", log: {paths(docs_dir)['log']}); this search ranks them lexically, later ones use them")
+    if job == "failed":
+        from doc4llm.index.background import paths
+
+        return (f"{what}; the background embedding job failed recently (see {paths(docs_dir)['log']}); "
+                "`doc4llm index` builds them (lexical levels answer meanwhile)")
+    return f"{what}; `doc4llm index` builds them (lexical levels answer meanwhile)"
 
 
 class _Named:
