@@ -89,7 +89,7 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
     asked = _absent_names(runs[0]) or (((runs[0].get("guidance") or {}).get("missing") or [])
                                        if runs[0]["abstained"] else [])
     missing = list(dict.fromkeys([*asked, *(w for run in runs for w in _absent_names(run)),
-                                  *(w for run in runs for w in ((run.get("guidance") or {}).get("missing") or []))]))
+                                  *(w for run in runs for w in ((run.get("coverage") or {}).get("missing") or []))]))
     if runs[0]["abstained"] and not out["abstained"] and out["confidence"] > ASKED_ABSENT_CAP:
         # the question as asked found nothing: another phrasing's find is a lead, not a verdict
         out["confidence"] = ASKED_ABSENT_CAP
@@ -101,9 +101,10 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
         for r in results:
             r["relevance"] = "low"
             r["weak_neighbour"] = True
-    if missing:
+    out["coverage"] = dict(out.get("coverage") or {}, missing=missing)
+    if out["abstained"] or out["confidence"] < 60:
         out["guidance"] = dict(out.get("guidance") or runs[0].get("guidance") or {}, missing=missing)
-    elif out["confidence"] >= 60:
+    else:
         out["guidance"] = None
     out["timing_ms"] = {"total": round(sum(run.get("timing_ms", {}).get("total", 0.0) for run in runs), 1)}
     return out

@@ -69,9 +69,9 @@ def _header(result: dict, show_set: bool) -> list[str]:
     out = [f"confidence {conf}/100: {result.get('confidence_explanation', '')}{scope}"]
     if result.get("phrasings") and len(result["phrasings"]) > 1:
         out[0] += f" · {len(result['phrasings'])} phrasings"
-    g = result.get("guidance") or {}
-    if g.get("missing"):
-        out.append("not in these docs: " + ", ".join(g["missing"][:5]))
+    missing = (result.get("guidance") or {}).get("missing") or (result.get("coverage") or {}).get("missing")
+    if missing:
+        out.append("not in these docs: " + ", ".join(missing[:5]))
     return out
 
 

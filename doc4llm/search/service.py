@@ -78,7 +78,7 @@ def llm_rerank_result(result: dict) -> dict:
     return result
 
 
-DETAIL_KEYS = ("trace", "confidence_factors", "semantic", "confidence_features")
+DETAIL_KEYS = ("trace", "confidence_factors", "confidence_features")
 
 
 def for_output(result: dict, explain: bool) -> dict:
