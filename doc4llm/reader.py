@@ -50,6 +50,12 @@ def find_page(docs_dir: Path, name: str, set_patterns: list[str] | None = None) 
     if qualified:  # "Set@ver / Page", the form candidates are listed in
         set_patterns = [qualified.group(1)]
         name = qualified.group(2)
+    by_source = _pages_by_source(docs_dir, name.strip(), set_patterns)
+    if len(by_source) == 1:
+        return by_source[0]
+    if len(by_source) > 1:
+        raise NotFoundError(f"source {name!r} is a page in several sets; pass --set",
+                            candidates=[f"{p.doc_set.name} / {p.name}" for p in by_source])
     name = validate_page_name(name.strip())
     sets: list[DocSet] = select_sets(docs_dir, set_patterns)
     if not sets:
@@ -130,6 +136,19 @@ def find_section(page: Page, query: str) -> Section:
     )
 
 
+def _pages_by_source(docs_dir: Path, name: str, set_patterns: list[str] | None) -> list[Page]:
+    """Pages whose recorded source is `name` (`guides/install.md`, as search results cite
+    them). Only compared with what the set metadata records: never joined into a path."""
+    if not name or "\x00" in name:
+        return []
+    out = []
+    for doc_set in select_sets(docs_dir, set_patterns):
+        for folder, src in doc_set.page_sources.items():
+            if src == name and (page := doc_set.page(folder)) is not None:
+                out.append(page)
+    return out
+
+
 def get_toc(docs_dir: Path, page_name: str, set_name: str | list[str] | None = None) -> dict:
     docs_dir = Path(docs_dir)
     page = find_page(docs_dir, page_name, _as_list(set_name))
@@ -149,6 +168,36 @@ def get_toc(docs_dir: Path, page_name: str, set_name: str | list[str] | None = N
         "tokens": sum(s.tokens for s in page.sections()),
         "sections": entries,
     }
+
+
+def get_outline(docs_dir: Path, set_patterns: list[str] | None, depth: int = 2) -> dict:
+    """A set's outline: each page's source, title and size, and its headings down to
+    `depth` levels below the page's own (1 = its top sections), with line ranges and the
+    tokens under each: a map to navigate a set without opening its pages."""
+    docs_dir = Path(docs_dir)
+    if depth < 1:
+        raise InputError("--depth must be at least 1")
+    sets = select_sets(docs_dir, set_patterns)
+    if not sets:
+        raise NotFoundError(f"no doc sets in {docs_dir}", hint="doc4llm sets lists them")
+    if len(sets) > 1:
+        raise InputError("the outline is of one doc set; pass --set NAME@VER",
+                         candidates=[s.name for s in sets])
+    doc_set = sets[0]
+    pages = []
+    for page in doc_set.pages():
+        secs = page.sections()
+        tops = [x for x in secs if x.level > 0]
+        base = min((x.level for x in tops), default=1)
+        if sum(1 for x in tops if x.level == base) == 1:  # the page's H1: list what is under it
+            base += 1
+        heads = [{"heading": x.title, "level": x.level - base + 1, "lines": [x.start, x.subtree_end],
+                  "tokens": sum(y.tokens for y in secs if x.start <= y.start <= x.subtree_end)}
+                 for x in tops if base <= x.level < base + depth]
+        pages.append({"page": page.name, "title": page.title, "source": page.source,
+                      "tokens": sum(x.tokens for x in secs), "headings": heads})
+    pages.sort(key=lambda p: (p["source"] or p["page"]).casefold())
+    return {"doc_set": doc_set.name, "pages": pages, "tokens": sum(p["tokens"] for p in pages)}
 
 
 def _fold(name: str) -> str:
@@ -195,11 +244,12 @@ def read_section(docs_dir: Path, page_name: str, *, set_name: str | list[str] | 
     else:
         start, end = 1, total
     text = "\n".join(all_lines[start - 1 : end])
+    where = sec if sec is not None else _section_holding(page, start) if lines is not None else None
     return {
         "doc_set": page.doc_set.name,
         "page": page.name,
         "title": page.title,
-        "heading_path": sec.heading_path if sec else None,
+        "heading_path": where.heading_path if where else None,
         "url": page.url_for(sec) if sec else _page_url(page),
         "source": page.source,
         "content_path": _rel(docs_dir, page.content_path),
@@ -207,6 +257,16 @@ def read_section(docs_dir: Path, page_name: str, *, set_name: str | list[str] | 
         "tokens": estimate_tokens(text),
         "text": text,
     }
+
+
+def _section_holding(page: Page, line: int) -> Section | None:
+    """The section a line range starts in, so a `--lines` read cites its heading too."""
+    found = None
+    for sec in page.sections():
+        if sec.start > line:
+            break
+        found = sec
+    return found
 
 
 def _page_url(page: Page) -> str | None:

@@ -296,7 +296,7 @@ def test_closed_pipe_is_not_an_error(docs):
         "Big", "".join(f"line {i}\n" for i in range(200_000)), source="b.md", key="b")
     proc = subprocess.Popen([sys.executable, "-m", "doc4llm", "read", "Big", "--docs-dir", str(docs)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert proc.stdout.readline().startswith(b"[Acme@1 / Big")
+    assert proc.stdout.readline().startswith(b"[Acme@1 / ")
     proc.stdout.close()  # like `| head -1`
     stderr = proc.stderr.read().decode()
     assert proc.wait(timeout=30) == 0

@@ -89,15 +89,19 @@ def test_text_output_is_compact_within_budget_and_read_commands_work(docs, tmp_p
         out = proc.stdout.strip()
         assert len(out) / 4 <= budget
         assert not out.startswith("{")
-    heads = re.findall(r"^\d+\. \[\w+\] \S+ / (.+?)  L(\d+)-(\d+) ~\d+t", out, re.M)
-    reads = re.findall(r"read: (doc4llm read .+ --lines (\d+):(\d+)(?: --docs-dir .+)?)$", out, re.M)
-    assert len(heads) == len(reads) >= 2
-    assert heads[0][0].endswith("Rolling Back")
-    for (path, a, b), (cmd, ra, rb) in zip(heads, reads, strict=True):
-        assert (a, b) == (ra, rb)
-        read = run_cli(*shlex.split(cmd)[1:], env=NO_EMBED, cwd=tmp_path)  # exactly as printed
-        assert read.returncode == 0, read.stderr
-        assert "# " + path.split(" > ")[-1] in read.stdout
+    # each result: `N. SOURCE:A-B ~Tt  heading path`, then its best lines `   LINE: text`
+    heads = re.findall(r"^\d+\. (\S+):(\d+)-(\d+) ~\d+t  (.+)$", out, re.M)
+    assert len(heads) >= 2
+    assert heads[0][3].endswith("Rolling Back")
+    best = re.findall(r"^   (\d+): \S", out, re.M)
+    assert best and all(int(heads[0][1]) <= int(n) <= int(heads[0][2]) for n in best[:1])
+    reads = re.findall(r"^read: (doc4llm read .+ --lines (\d+):(\d+)(?: --docs-dir .+)?)$", out, re.M)
+    assert len(reads) == 1  # one ready command, for result 1
+    cmd, ra, rb = reads[0]
+    assert (heads[0][1], heads[0][2]) == (ra, rb)
+    read = run_cli(*shlex.split(cmd)[1:], env=NO_EMBED, cwd=tmp_path)  # exactly as printed
+    assert read.returncode == 0, read.stderr
+    assert "# " + heads[0][3].split(" > ")[-1] in read.stdout
 
 
 def test_set_glob_unknown_set_and_empty_docs_dir(docs, tmp_path):

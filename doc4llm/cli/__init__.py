@@ -22,6 +22,7 @@ COMMANDS: dict[str, str] = {
     "read": "doc4llm.cli.reader_cmds:read_cmd",
     "index": "doc4llm.cli.search_cmds:index_cmd",
     "search": "doc4llm.cli.search_cmds:search_cmd",
+    "grep": "doc4llm.cli.search_cmds:grep_cmd",
     "eval": "doc4llm.cli.search_cmds:eval_cmd",
     "scrape": "doc4llm.cli.scrape_cmd:scrape_cmd",
     "ask": "doc4llm.cli.answer_cmds:ask_cmd",

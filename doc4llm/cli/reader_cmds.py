@@ -10,15 +10,43 @@ from doc4llm.corpus.paths import resolve_docs_dir
 set_option = click.option("--set", "sets", multiple=True, help="Doc set (NAME@VER or glob); repeatable.")
 
 
+def _kt(n: int) -> str:
+    return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
+
+
+def _echo_outline(data: dict) -> None:
+    """One line per page (source, title, size), one line of its headings."""
+    click.echo(f"{data['doc_set']}  {len(data['pages'])} pages ~{_kt(data['tokens'])}t")
+    for p in data["pages"]:
+        src = p["source"] if p["source"] and "://" not in p["source"] else p["page"]
+        title = f"  {p['title']}" if p["title"] != src else ""
+        click.echo(f"{src}{title}  ~{_kt(p['tokens'])}t")
+        items = [("> " * (h["level"] - 1)) + f"{h['heading']} L{h['lines'][0]}-{h['lines'][1]} ~{_kt(h['tokens'])}t"
+                 for h in p["headings"]]
+        if items:
+            click.echo("  " + " · ".join(items))
+
+
 @click.command("toc")
-@click.argument("page")
+@click.argument("page", required=False)
 @set_option
+@click.option("--depth", default=1, show_default=True,
+              help="Outline (no PAGE): heading levels shown under each page's title.")
 @docs_dir_option
 @json_option
 @handle_errors()
-def toc_cmd(page: str, sets: tuple[str, ...], docs_dir: str | None, as_json: bool) -> None:
-    """Show a page's heading tree with line ranges and token counts."""
-    from doc4llm.reader import get_toc
+def toc_cmd(page: str | None, sets: tuple[str, ...], depth: int, docs_dir: str | None, as_json: bool) -> None:
+    """A page's heading tree with line ranges and token counts; without PAGE, the outline of
+    one set (--set): every page's source and its top headings."""
+    from doc4llm.reader import get_outline, get_toc
+
+    if page is None:
+        outline = get_outline(resolve_docs_dir(docs_dir), list(sets) or None, depth)
+        if as_json:
+            emit_json(outline)
+        else:
+            _echo_outline(outline)
+        return
 
     data = get_toc(resolve_docs_dir(docs_dir), page, list(sets) or None)
     if as_json:
@@ -54,5 +82,7 @@ def read_cmd(page: str, section: str | None, lines: str | None, with_subsections
         return
     a, b = data["lines"]
     where = " > ".join(data["heading_path"]) if data["heading_path"] else data["page"]
-    click.echo(f"[{data['doc_set']} / {where}  {data['content_path']}:{a}-{b}  ~{data['tokens']}t]")
+    src = data.get("source")
+    origin = f"  source {src}" if src and "://" not in src else ""
+    click.echo(f"[{data['doc_set']} / {where}  {data['content_path']}:{a}-{b}  ~{data['tokens']}t{origin}]")
     click.echo(data["text"])

@@ -53,8 +53,10 @@ def index_cmd(sets: tuple[str, ...], embedder: str | None, no_vectors: bool, doc
 
 @click.command("search", context_settings={"ignore_unknown_options": True})
 @click.argument("query")
+@click.option("--or", "phrasings", multiple=True, metavar="PHRASING",
+              help="Another wording of the question (repeatable): all are searched together and fused.")
 @set_option
-@click.option("-k", "k", default=5, show_default=True, help="Number of results.")
+@click.option("-k", "k", default=3, show_default=True, help="Number of results.")
 @click.option("--strategy", default="auto", show_default=True,
               type=click.Choice(STRATEGIES),
               help="auto = fused levels + vectors; or one level alone.")
@@ -72,7 +74,7 @@ def index_cmd(sets: tuple[str, ...], embedder: str | None, no_vectors: bool, doc
 @docs_dir_option
 @json_option
 @handle_errors()
-def search_cmd(query: str, sets: tuple[str, ...], k: int, strategy: str, query_type: str | None,
+def search_cmd(query: str, phrasings: tuple[str, ...], sets: tuple[str, ...], k: int, strategy: str, query_type: str | None,
                max_tokens: int, explain: bool, no_retry: bool, rerank: str, session: str | None,
                embedder: str | None, docs_dir: str | None, as_json: bool) -> None:
     """Find the sections that answer QUERY (paths, line ranges, snippets, confidence)."""
@@ -81,9 +83,11 @@ def search_cmd(query: str, sets: tuple[str, ...], k: int, strategy: str, query_t
 
     result = run_cli_search(query, docs_dir=resolve_docs_dir(docs_dir), sets=list(sets) or None, k=k,
                             strategy=strategy, query_type=query_type, explain=explain,
-                            rerank=rerank, session=session, embedder=embedder)
+                            rerank=rerank, session=session, embedder=embedder, phrasings=list(phrasings))
     if as_json:
-        emit_json(result)
+        from doc4llm.search.service import for_output
+
+        emit_json(for_output(result, explain))
         return
     from doc4llm.search.render import render_text
 
@@ -140,3 +144,30 @@ def eval_cmd(queries: str, sets: tuple[str, ...], k: int, strategy: str, compare
             warn(f"regression: {r}")
         if regressions:
             sys.exit(1)
+
+
+@click.command("grep")
+@click.argument("pattern")
+@set_option
+@click.option("-i", "ignore_case", is_flag=True, help="Case-insensitive.")
+@click.option("-F", "fixed", is_flag=True, help="PATTERN is a fixed string, not a regular expression.")
+@click.option("--max-sections", default=8, show_default=True, help="Sections shown (the rest are counted).")
+@click.option("--max-lines", default=3, show_default=True, help="Matching lines shown per section.")
+@docs_dir_option
+@json_option
+@handle_errors()
+def grep_cmd(pattern: str, sets: tuple[str, ...], ignore_case: bool, fixed: bool, max_sections: int,
+             max_lines: int, docs_dir: str | None, as_json: bool) -> None:
+    """Lines matching PATTERN (RE2 syntax, linear time), grouped by section. Exit 1: no match."""
+    import sys
+
+    from doc4llm.search.grep import grep_docs, render_grep
+
+    result = grep_docs(resolve_docs_dir(docs_dir), pattern, sets=list(sets) or None, ignore_case=ignore_case,
+                       fixed=fixed, max_sections=max_sections, max_lines=max_lines)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(render_grep(result))
+    if not result["matches"]:
+        sys.exit(1)

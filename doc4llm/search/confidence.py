@@ -163,13 +163,41 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
     key_absent = any(k in nowhere and not _everyday(k, qa) for k in specific)
     single_anchor = (n >= ANCHOR_MIN_SECTIONS and n_words >= 3 and matched_first + exact_first <= 1
                      and key_absent)
-    absent_names = [w for w in nowhere if w in specific and _names_something(w, qa)
+    absent_names = [w for w in nowhere if w in specific and names_something(w, qa)
                     and _letters_absent(w, conn, sets)] if qa.query_type != "error" else []
     report = {"covered": covered, "uncovered": uncovered, "absent_from_docs": nowhere,
+              "top_holds_key_terms": _holds_key_terms(qa, first, first_toks),
               "single_anchor": single_anchor, "absent_names": absent_names,
               "strong_absent": [t for t in nowhere if t in qa.terms and is_strong_identifier(t)
                                 and not _PATHLIKE.match(t)] if _names_only(qa) else []}
     return feats, report
+
+
+def key_terms(qa: QueryAnalysis) -> list[str]:
+    """What a section must hold to be about the question: its named terms and its content
+    words outside everyday English and outside the doc sets' own names."""
+    from doc4llm.search.english import is_common_word
+
+    domain = {w.casefold() for w in qa.domain_words}
+    named = " ".join(qa.terms).lower()
+    return list(qa.terms) + [k for k in qa.keywords
+                             if k not in named and k.casefold() not in domain and not is_common_word(k)]
+
+
+def _holds_key_terms(qa: QueryAnalysis, first: str, first_toks: set[str]) -> bool:
+    """The top section's heading path or text holds every key term of the question. An
+    agent reading it then sees the evidence itself: calling it "not found" contradicted
+    right first results (issue 26)."""
+    keys = key_terms(qa)
+    if not keys:
+        return False
+    for k in keys:
+        if k in qa.terms:
+            if not term_pattern(k).search(first):
+                return False
+        elif not _holds(first_toks, _index_form(k, qa.raw)):
+            return False
+    return True
 
 
 def _off_domain(qa: QueryAnalysis, top_row: dict | None, sets: list[str]) -> str:
@@ -253,7 +281,7 @@ def written_as_name(word: str, raw: str) -> bool:
     return False
 
 
-def _names_something(word: str, qa: QueryAnalysis) -> bool:
+def names_something(word: str, qa: QueryAnalysis) -> bool:
     """Written as a name (Okta, LDAP), or a word no English dictionary holds in any
     inflection, which is a name written in lower case (protobuf, zstd, loguru)."""
     from doc4llm.search.english import is_english
@@ -344,6 +372,10 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
         # the model's features (coverage, BM25 margin) say little about a two-word name
         conf = max(conf, NAMED_PAGE_CONFIDENCE)
     conf_i = int(round(max(0.0, min(100.0, conf))))
+    hard = report["strong_absent"] or report["absent_names"] or report["off_domain"] or report["single_anchor"]
+    evidence = conf_i < ABSTAIN_BELOW and not hard and report["top_holds_key_terms"]
+    if evidence:  # no verdict over a section that holds what was asked about
+        conf_i = ABSTAIN_BELOW
     abstain = conf_i < ABSTAIN_BELOW
     factors = {
         "retrieval": round(min(1.0, feats["top_score"]), 3),
@@ -360,15 +392,19 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
     elif report["single_anchor"]:
         why = (f"the docs never mention {', '.join(report['absent_from_docs'][:2])}; the best match "
                "shares only one word with the question")
-    elif abstain and report["absent_from_docs"]:
-        why = f"weak match; the docs never use: {', '.join(report['absent_from_docs'][:3])}"
+    elif abstain and (named := [w for w in report["absent_from_docs"] if w in qa.terms or names_something(w, qa)]):
+        why = f"weak match; the docs never use: {', '.join(named[:3])}"
     elif abstain:
         why = "the best matches are weak and miss part of the question"
+    elif evidence:
+        why = "weak match, but the best section holds every key term of the question; check its lines"
     elif named_page:
         why = "the query is the name of this page"
     elif conf_i >= 75:
         why = "strong match covering the question's terms"
+    elif conf_i >= 35:
+        why = "plausible match; check its lines"
     else:
-        why = "plausible match; check the snippet"
+        why = "weak match; the lines may not answer: check them, or search other words"
     return Verdict(conf_i, factors, why, abstain, report, top_score=ranked[0].score,
                    features={k: round(v, 4) for k, v in feats.items()})

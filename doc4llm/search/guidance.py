@@ -34,12 +34,25 @@ def site_of(searcher, set_name: str) -> str | None:
     return None
 
 
+def missing_terms(qa: QueryAnalysis, absent: list[str]) -> list[str]:
+    """The words of the question the chosen docs never use, kept only when they name
+    something (a term, a product, a word no dictionary holds): an everyday word the docs
+    phrase otherwise ("job", "app", "couple") says nothing about whether they answer."""
+    from doc4llm.search.confidence import names_something
+
+    return [w for w in absent if w in qa.terms or names_something(w, qa)]
+
+
 def build_guidance(searcher, qa: QueryAnalysis, verdict, results: list[dict], sets: list[str]) -> dict:
     focus_sets = qa.domain_sets or ([results[0]["doc_set"]] if results else sets[:1])
     projects = [project_name(s) for s in focus_sets]
     project = projects[0] if projects else ""
     site = site_of(searcher, focus_sets[0]) if focus_sets else None
-    missing = verdict.coverage.get("absent_from_docs") or verdict.coverage.get("uncovered") or []
+    cov = verdict.coverage
+    # nothing matched at all: every named word of the question is missing
+    absent = cov.get("absent_from_docs") or ([] if results else cov.get("uncovered") or [])
+    missing = list(dict.fromkeys([*(cov.get("strong_absent") or []), *(cov.get("absent_names") or []),
+                                  *missing_terms(qa, absent)]))
     topic = " ".join(qa.terms[:2]) or " ".join(qa.keywords[:5])
     quoted = " ".join(f'"{t}"' for t in qa.terms[:2])
 
@@ -73,8 +86,8 @@ def build_guidance(searcher, qa: QueryAnalysis, verdict, results: list[dict], se
             unique.append(s)
 
     tips = []
-    if verdict.coverage.get("absent_from_docs"):
-        absent = verdict.coverage["absent_from_docs"][:3]
+    if missing:
+        absent = missing[:3]
         verb, pronoun = ("appears", "it belongs") if len(absent) == 1 else ("appear", "they belong")
         tips.append(f"{', '.join(absent)} {verb} nowhere in the local docs; "
                     f"check the spelling or whether {pronoun} to another tool or version")

@@ -195,13 +195,16 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
     # first child), so the two never overlap, and the parent's intro is often the answer
     ordered = collapse_repeats(ordered, rows)[:k]
 
+    from doc4llm.search.features import keyword_idf
+
+    weights = keyword_idf(searcher.conn, list(dict.fromkeys(qa.stems)), sets)
     results = []
     for (c, row), also in ordered:
         rel = verdict.relevance_of(c, len(results) + 1)
         if rel == "low" and len(results) >= KEEP_LOW_UNTIL and not verdict.abstain:
             continue  # intent filter: past the first few, low-relevance hits are noise
         res = to_result(len(results) + 1, c, row, searcher.docs_dir, qa.stems, qa.terms, rel,
-                        explain, chunk=chunks.get(c.sid))
+                        explain, chunk=chunks.get(c.sid), weights=weights)
         if also:
             res["also_in"] = also
         window = options_for(qa.query_type).expand

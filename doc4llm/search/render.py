@@ -1,92 +1,116 @@
-"""Compact text output for agents: paths, line ranges, one snippet each, within a budget."""
+"""Compact text output for agents: each result as `file:lines`, its heading path and the
+lines that carry the query's words, so an agent can usually answer without a second call.
+
+Measured with agents (docs/agent-study.md): the old output (a read command, a snippet and a
+URL per result) sent agents to `--json` for the source file and cost three times ripgrep's
+tokens. Here the source file and line range come first, like grep's `file:line`, and one
+ready `read` command closes the output.
+"""
 
 from __future__ import annotations
 
 from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.reader import read_command
 
+# best lines shown per result, by rank: the first result gets the most room
+LINES_BY_RANK = (3, 2, 1)
+ABSTAINED_SHOWN = 2  # an abstention still shows its two best candidates
 
-def _result_block(r: dict, snippet_chars: int, docs_dir: str | None = None) -> str:
-    path = " > ".join(r["heading_path"])
+
+def _where(r: dict) -> str:
+    """The page as an agent cites and reads it: its source file (a relative path), else
+    the page folder name (a scraped page's source is a URL, which `url` carries)."""
+    src = r.get("source") or ""
+    if src and "://" not in src:
+        return src
+    return r["page"]
+
+
+def _result_block(r: dict, n_lines: int, show_set: bool) -> str:
     a, b = r["lines"]
-    head = f"{r['rank']}. [{r['relevance']}] {r['doc_set']} / {path}  L{a}-{b} ~{r['tokens']}t  ({','.join(r['found_by'])})"
-    read = f"   read: {read_command(r['page'], r['doc_set'], a, b, docs_dir)}"
-    snip = r["snippet"].replace("\n", " ")
-    if len(snip) > snippet_chars:
-        snip = snip[:snippet_chars].rsplit(" ", 1)[0] + " …"
-    lines = [head, read]
-    if snip:
-        lines.append(f"   > {snip}")
-    if r.get("url"):
-        lines.append(f"   url: {r['url']}")
+    head = f"{r['rank']}. " + (f"{r['doc_set']} " if show_set else "") + f"{_where(r)}:{a}-{b} ~{r['tokens']}t  " \
+        + " > ".join(r["heading_path"])
+    out = [head]
+    for ln in (r.get("best_lines") or [])[:n_lines]:
+        out.append(f"   {ln['line']}: {ln['text']}")
     also = r.get("also_in") or []
     if also:
-        pages = list(dict.fromkeys(a["page"] for a in also))
-        more = f" (+{len(pages) - 3})" if len(pages) > 3 else ""
-        lines.append(f"   same text also in: {', '.join(pages[:3])}{more}")
-    return "\n".join(lines)
+        pages = list(dict.fromkeys(x.get("source") or x["page"] for x in also))
+        more = f" (+{len(pages) - 2})" if len(pages) > 2 else ""
+        out.append(f"   same text also in: {', '.join(pages[:2])}{more}")
+    return "\n".join(out)
 
 
-def _fit(lines: list[str], budget: int) -> list[str]:
-    """The leading lines that fit the budget (the first one always)."""
+def _header(result: dict, show_set: bool) -> list[str]:
+    conf = result["confidence"]
+    sets = result.get("sets") or []
+    scope = f" · {sets[0]}" if len(sets) == 1 and not show_set else ""
+    if result["abstained"]:
+        out = [f"no section clearly answers this (confidence {conf}/100): "
+               f"{result.get('confidence_explanation', '')}{scope}"]
+        g = result.get("guidance") or {}
+        if g.get("missing"):
+            out.append("absent from these docs: " + ", ".join(g["missing"][:5]))
+        if result["results"]:
+            out.append("closest sections (weak; check before using):")
+        return out
+    out = [f"confidence {conf}/100: {result.get('confidence_explanation', '')}{scope}"]
+    if result.get("phrasings") and len(result["phrasings"]) > 1:
+        out[0] += f" · {len(result['phrasings'])} phrasings"
+    g = result.get("guidance") or {}
+    if g.get("missing"):
+        out.append("not in these docs: " + ", ".join(g["missing"][:5]))
+    return out
+
+
+def _cost(lines: list[str]) -> int:
+    return sum(estimate_tokens("\n" + t) for t in lines)
+
+
+def _fit(lines: list[str], budget: int, first: bool = True) -> list[str]:
+    """The leading lines that fit the budget (the first one always, unless `first` is off)."""
     kept: list[str] = []
     used = 0
     for line in lines:
         used += estimate_tokens("\n" + line)
-        if kept and used > budget:
+        if (kept or not first) and used > budget:
             break
         kept.append(line)
     return kept
 
 
 def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, docs_dir: str | None = None) -> str:
-    """`docs_dir`: the --docs-dir the user passed, repeated in each read command so that it
+    """`docs_dir`: the --docs-dir the user passed, repeated in the read command so that it
     runs as printed."""
-    out: list[str] = []
-    conf = result["confidence"]
-    if result["abstained"]:
-        out.append(f"NOT FOUND in the local docs (confidence {conf}/100): {result.get('confidence_explanation', '')}")
-    else:
-        out.append(f"confidence {conf}/100 · {result['query_type']} · {result.get('confidence_explanation', '')}")
+    show_set = len(result.get("sets") or []) != 1
+    out = _header(result, show_set)
     if result.get("query_enriched"):
         out.append(f"follow-up: searched {result['query_enriched']!r}")
-    g = result.get("guidance")
-    if g and result["abstained"]:
-        u = g["understood"]
-        bits = [f"intent: {u['intent']}"]
-        if u.get("project"):
-            bits.insert(0, f"project: {u['project']}")
-        if u.get("technical_terms"):
-            bits.append("terms: " + ", ".join(u["technical_terms"]))
-        out.append("understood: " + "; ".join(bits))
-        if g.get("missing"):
-            out.append("missing: " + ", ".join(g["missing"]))
-        for s in g.get("suggested_searches", []):
-            out.append(f"web search [{s['engine']}]: {s['query']}  — {s['rationale']}")
-        for tip in g.get("tips", [])[:2]:
-            out.append(f"tip: {tip}")
-        if result["results"]:
-            out.append("weak neighbours (not answers):")
-    if not result["results"] and not result["abstained"]:
+    results = result["results"][:ABSTAINED_SHOWN] if result["abstained"] else result["results"]
+    if not results and not result["abstained"]:
         out.append("no results")
     tail = [f"warning: {w}" for w in result.get("warnings", [])]
+    if results and not result["abstained"]:
+        r = results[0]
+        tail.insert(0, "read: " + read_command(_where(r), r["doc_set"], *r["lines"], docs_dir))
+    if result["abstained"]:
+        for s in ((result.get("guidance") or {}).get("suggested_searches") or [])[:1]:
+            tail.append(f"web search: {s['query']}")
     more = "(+{n} more; raise --max-tokens or use --json)"
-    # every line counts, separators included, and room stays for the tail and the "more" note
-    budget = max_tokens - sum(estimate_tokens("\n" + t) for t in tail) \
-        - estimate_tokens("\n" + more.format(n=len(result["results"])))
-    out = _fit(out, budget)  # guidance lines come in priority order: drop from the end
-    budget -= estimate_tokens("\n".join(out))
-    snippet_chars = 220
-    for r in result["results"]:
-        block = _result_block(r, snippet_chars, docs_dir)
+    budget = max_tokens - estimate_tokens("\n" + more.format(n=len(results)))
+    out, tail = _fit(out, budget), _fit(tail, budget - _cost(out), first=False)
+    budget -= _cost(out) + _cost(tail)
+    for i, r in enumerate(results):
+        n_lines = 1 if result["abstained"] else LINES_BY_RANK[min(i, len(LINES_BY_RANK) - 1)]
+        block = _result_block(r, n_lines, show_set)
         if explain and r.get("explain"):
             block += "\n   score: " + " ".join(f"{k}={v}" for k, v in r["explain"].items())
         cost = estimate_tokens("\n" + block)
         if cost > budget:
-            block = _result_block(r, 60, docs_dir)
+            block = _result_block(r, 0, show_set)
             cost = estimate_tokens("\n" + block)
             if cost > budget:
-                out.append(more.format(n=len(result["results"]) - r["rank"] + 1))
+                out.append(more.format(n=len(results) - i))
                 break
         out.append(block)
         budget -= cost

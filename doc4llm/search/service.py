@@ -10,8 +10,13 @@ from doc4llm.search.engine import Searcher
 
 def run_cli_search(query: str, *, docs_dir: Path, sets: list[str] | None, k: int, strategy: str,
                    query_type: str | None, explain: bool, rerank: str = "local",
-                   session: str | None = None, embedder: str | None = None) -> dict:
+                   session: str | None = None, embedder: str | None = None,
+                   phrasings: list[str] | None = None) -> dict:
     session = session or os.environ.get("DOC4LLM_SESSION")
+    if phrasings:
+        from doc4llm.search.phrasings import check_phrasings
+
+        check_phrasings(query, phrasings)
     searcher = Searcher(docs_dir, embedder=embedder)
     sess = None
     context = None
@@ -23,8 +28,14 @@ def run_cli_search(query: str, *, docs_dir: Path, sets: list[str] | None, k: int
     else:
         query_used = query
     try:
-        result = searcher.search(query_used, sets=sets, k=k, strategy=strategy, query_type=query_type,
-                                 explain=explain, context=context)
+        if phrasings:
+            from doc4llm.search.phrasings import search_phrasings
+
+            result = search_phrasings(searcher, [query_used, *phrasings], sets=sets, k=k, strategy=strategy,
+                                      query_type=query_type, explain=explain, context=context)
+        else:
+            result = searcher.search(query_used, sets=sets, k=k, strategy=strategy, query_type=query_type,
+                                     explain=explain, context=context)
     finally:
         searcher.close()
     if context:
@@ -65,3 +76,15 @@ def llm_rerank_result(result: dict) -> dict:
     result["results"] = reranked
     result["reranked_by"] = "llm"
     return result
+
+
+DETAIL_KEYS = ("trace", "confidence_factors", "semantic", "confidence_features")
+
+
+def for_output(result: dict, explain: bool) -> dict:
+    """The contract an agent reads: `--json` leaves the trace and score detail to `--explain`
+    (it was 5-8 KB a search, most of it trace and factors no agent acted on)."""
+    if explain:
+        return result
+    return {k: v for k, v in result.items() if k not in DETAIL_KEYS}
+

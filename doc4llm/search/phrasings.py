@@ -1,0 +1,77 @@
+"""Several phrasings of one question, searched together and fused (`search --or`).
+
+An agent that does not know the docs' words guesses them ("air-gapped" / "offline" /
+`UV_PYTHON_DOWNLOADS`); each guess used to cost a call and its output. Here every
+phrasing runs through the same warm searcher and the rankings are fused: a section's score
+is the sum over phrasings of its reciprocal rank, weighted by that phrasing's confidence,
+so a phrasing that found a confident answer leads, and a section several phrasings agree
+on rises. The answer's confidence is that of the best phrasing whose first result is the
+fused first result; the search abstains only when every phrasing does.
+"""
+
+from __future__ import annotations
+
+MAX_PHRASINGS = 6
+RANK_OFFSET = 1.0  # 1 / (rank + offset): rank 1 weighs 0.5, rank 2 0.33, rank 3 0.25
+DEPTH = 8  # results taken from each phrasing before fusing
+
+
+def check_phrasings(query: str, phrasings: list[str]) -> None:
+    """Empty or too many phrasings are a usage error (exit 2), not a silent no-op."""
+    from doc4llm.errors import InputError
+
+    if any(not p or not p.strip() for p in phrasings):
+        raise InputError("--or needs a non-empty phrasing", hint='doc4llm search "offline builds" --or "air-gapped"')
+    if len(phrasings) + 1 > MAX_PHRASINGS:
+        raise InputError(f"at most {MAX_PHRASINGS} phrasings in one search (the query and {MAX_PHRASINGS - 1} --or)")
+
+
+def _key(r: dict) -> tuple:
+    return (r["doc_set"], r["page"], r["lines"][0], r["lines"][1])
+
+
+def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k: int, **kwargs) -> dict:
+    """One result in the search contract for all phrasings (duplicates dropped)."""
+    queries = list(dict.fromkeys(" ".join(q.split()) for q in queries))
+    runs = [searcher.search(q, sets=sets, k=max(k, DEPTH), **kwargs) for q in queries]
+    score: dict[tuple, float] = {}
+    best: dict[tuple, tuple[int, dict]] = {}  # key -> (rank, result) where it ranked best
+    found_in: dict[tuple, list[int]] = {}
+    for i, run in enumerate(runs):
+        weight = 0.5 + run["confidence"] / 100.0
+        for r in run["results"]:
+            key = _key(r)
+            score[key] = score.get(key, 0.0) + weight / (r["rank"] + RANK_OFFSET)
+            found_in.setdefault(key, []).append(i)
+            if key not in best or r["rank"] < best[key][0]:
+                best[key] = (r["rank"], r)
+    order = sorted(score, key=lambda key: (-score[key], best[key][0]))[:k]
+    results = []
+    for rank, key in enumerate(order, 1):
+        r = dict(best[key][1])
+        r["rank"] = rank
+        r["phrasings"] = found_in[key]
+        results.append(r)
+    tops = [i for i, run in enumerate(runs) if run["results"] and order and _key(run["results"][0]) == order[0]]
+    lead = max(tops, key=lambda i: runs[i]["confidence"]) if tops else \
+        max(range(len(runs)), key=lambda i: runs[i]["confidence"])
+    out = dict(runs[lead])
+    out["query"] = queries[0]
+    out["phrasings"] = queries
+    out["results"] = results
+    out["abstained"] = all(run["abstained"] for run in runs)
+    if tops:
+        out["confidence"] = max(runs[i]["confidence"] for i in tops)
+    else:  # the fused first result is no phrasing's first: no phrasing vouches for it alone
+        out["confidence"] = min(out["confidence"], max(run["confidence"] for run in runs))
+    if out["abstained"]:
+        for r in results:
+            r["relevance"] = "low"
+            r["weak_neighbour"] = True
+        missing = [w for run in runs for w in ((run.get("guidance") or {}).get("missing") or [])]
+        if out.get("guidance"):
+            out["guidance"] = dict(out["guidance"], missing=list(dict.fromkeys(missing)))
+    elif out["confidence"] >= 60:
+        out["guidance"] = None
+    out["timing_ms"] = {"total": round(sum(run.get("timing_ms", {}).get("total", 0.0) for run in runs), 1)}
+    return out

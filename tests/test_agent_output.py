@@ -1,0 +1,277 @@
+"""What an agent gets per call (issue 26): results as `file:lines` with their best lines,
+several phrasings in one search, `doc4llm grep` by section, the set outline, reads by
+source file, and evidence rather than verdicts. Real CLI subprocesses over a small
+imported doc set (an invented product, so no word is guessable)."""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+from conftest import run_cli
+
+NO_EMBED = {"DOC4LLM_EMBEDDER": "none"}
+
+PAGES = {
+    "guides/attachments.md": """# Attachments with quills
+
+Documents hold structured data. Photos and other files belong in **quills**, immutable
+binary objects stored by the Spindle outside the ledger.
+
+## Declaring a quill field
+
+Add a field of type `quill` to the collection schema.
+
+## Attaching a file
+
+Upload the file with `client.quills.put(file)` and store the returned id in the quill field.
+The upload resumes after a dropped connection.
+
+## Reading a quill
+
+Quills download lazily on first `get()`, then stay cached on the device.
+""",
+    "reference/config.md": """# spindle.yaml reference
+
+## sync
+
+### sync.window_size
+
+- **Type:** integer
+- **Default:** 500
+
+How many stitches a device sends in one push. Lower it on slow links.
+
+### sync.max_stitch_bytes
+
+The largest stitch the Spindle accepts, 256 KiB by default.
+""",
+    "troubleshooting.md": """# Troubleshooting
+
+## E_LEDGER_GAP
+
+The device missed part of the ledger (it was offline longer than the retention window).
+Run `spin resync --device ID` to fetch a fresh snapshot.
+
+## Slow first sync
+
+A new device downloads every swatch it subscribes to; narrow the swatch filters.
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = tmp_path_factory.mktemp("src")
+    for rel, text in PAGES.items():
+        (src / rel).parent.mkdir(parents=True, exist_ok=True)
+        (src / rel).write_text(text, encoding="utf-8")
+    docs = tmp_path_factory.mktemp("docs") / "md_docs"
+    proc = run_cli("import", src, "--set", "spindle@1", "--docs-dir", docs)
+    assert proc.returncode == 0, proc.stderr
+    return docs
+
+
+def cli(docs: Path, *args: str) -> tuple[int, str, str]:
+    proc = run_cli(*args, "--docs-dir", docs, env=NO_EMBED)
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+# -- search text output ------------------------------------------------------------------
+
+def test_result_names_source_file_lines_heading_and_best_lines(docs, tmp_path):
+    rc, out, err = cli(docs, "search", "how do I upload a photo with the quills put call")
+    assert rc == 0, err
+    first = re.search(r"^1\. (\S+):(\d+)-(\d+) ~\d+t  (.+)$", out, re.M)
+    assert first, out
+    src, a, b, path = first.group(1), int(first.group(2)), int(first.group(3)), first.group(4)
+    assert src == "guides/attachments.md" and path.endswith("Attaching a file")
+    best = [int(n) for n in re.findall(r"^   (\d+): .*quills\.put", out, re.M)]
+    assert best and all(a <= n <= b for n in best)  # the line with the evidence, inside the section
+    read = re.search(r"^read: (doc4llm read .+)$", out, re.M).group(1)
+    proc = run_cli(*shlex.split(read)[1:], env=NO_EMBED, cwd=tmp_path)  # runs as printed
+    assert proc.returncode == 0 and "client.quills.put(file)" in proc.stdout
+    assert "source guides/attachments.md" in proc.stdout.splitlines()[0]
+    assert len(out) < 1400
+
+
+def test_json_is_the_contract_without_trace_unless_explained(docs):
+    rc, out, _ = cli(docs, "search", "sync.window_size", "--json")
+    data = json.loads(out)
+    r = data["results"][0]
+    assert r["source"] == "reference/config.md" and r["heading_path"][-1] == "sync.window_size"
+    assert r["best_lines"] and all(r["lines"][0] <= x["line"] <= r["lines"][1] for x in r["best_lines"])
+    assert "trace" not in data and "confidence_factors" not in data
+    rc, out, _ = cli(docs, "search", "sync.window_size", "--json", "--explain")
+    assert "trace" in json.loads(out)
+
+
+def test_default_k_is_three(docs):
+    rc, out, _ = cli(docs, "search", "sync stitch device", "--json")
+    assert len(json.loads(out)["results"]) <= 3
+
+
+# -- several phrasings ---------------------------------------------------------------------
+
+def test_or_phrasings_are_fused_in_one_call(docs):
+    question = "my phone was offline for ages and now refuses to catch up"
+    rc, out, _ = cli(docs, "search", question, "--or", "E_LEDGER_GAP", "--json")
+    assert rc == 0
+    data = json.loads(out)
+    assert data["phrasings"] == [question, "E_LEDGER_GAP"]
+    top = data["results"][0]
+    assert top["heading_path"][-1] == "E_LEDGER_GAP" and 1 in top["phrasings"]
+    assert len({(r["page"], tuple(r["lines"])) for r in data["results"]}) == len(data["results"])
+    rc, text, _ = cli(docs, "search", question, "--or", "E_LEDGER_GAP")
+    assert "2 phrasings" in text.splitlines()[0]
+
+
+@pytest.mark.parametrize("bad", [[""], ["  "], ["a", "b", "c", "d", "e", "f"]])
+def test_or_rejects_empty_and_too_many_phrasings(docs, bad):
+    args = [x for p in bad for x in ("--or", p)]
+    rc, _, err = cli(docs, "search", "quills", *args)
+    assert rc == 2 and "phrasing" in err and "Traceback" not in err
+
+
+# -- grep ------------------------------------------------------------------------------------
+
+def test_grep_groups_matches_by_section(docs):
+    rc, out, err = cli(docs, "grep", "quill", "-i")
+    assert rc == 0, err
+    assert re.search(r"^spindle@1 guides/attachments\.md  Attachments with quills > Attaching a file  L\d+-\d+ ~\d+t$",
+                     out, re.M)
+    assert re.search(r"^  \d+: Upload the file with `client\.quills\.put", out, re.M)
+    rc, out, _ = cli(docs, "grep", "quill", "-i", "--json")
+    data = json.loads(out)
+    assert data["total_lines"] >= data["total_sections"] >= 3
+    heads = [m for m in data["matches"] if m["heading_match"]]
+    assert heads and data["matches"][0]["heading_match"]  # where the name is a heading comes first
+    for m in data["matches"]:
+        assert all(m["lines"][0] <= x["line"] <= m["lines"][1] for x in m["match_lines"])
+
+
+def test_grep_fixed_case_caps_and_sets(docs):
+    rc, out, _ = cli(docs, "grep", "sync.window_size", "-F", "--json")
+    data = json.loads(out)
+    assert rc == 0 and data["matches"][0]["heading_path"][-1] == "sync.window_size"
+    rc, _, _ = cli(docs, "grep", "sync.window_size".upper(), "-F")
+    assert rc == 1  # case matters without -i
+    rc, out, _ = cli(docs, "grep", "e", "--max-sections", "2", "--max-lines", "1", "--json")
+    data = json.loads(out)
+    assert len(data["matches"]) == 2 and data["truncated"] and data["total_sections"] > 2
+    assert all(len(m["match_lines"]) <= 1 for m in data["matches"])
+    rc, out, _ = cli(docs, "grep", "e", "--max-sections", "2")
+    assert re.search(r"\(\+\d+ more sections", out)
+    rc, _, err = cli(docs, "grep", "quill", "--set", "nope@9")
+    assert rc == 1 and "nope@9" in err
+
+
+def test_grep_no_match_is_exit_1(docs):
+    rc, out, _ = cli(docs, "grep", "zanzibar")
+    assert rc == 1 and out.startswith("no match")
+
+
+@pytest.mark.parametrize(("pattern", "reason"), [("(a", "missing )"), ("", "empty"), ("x" * 5000, "characters"),
+                                                 ("a(?=b)", "invalid pattern")])
+def test_grep_bad_patterns_are_exit_2_with_the_reason(docs, pattern, reason):
+    rc, _, err = cli(docs, "grep", pattern)
+    assert rc == 2 and reason in err and "Traceback" not in err
+
+
+def test_grep_runs_a_backtracking_bomb_in_linear_time(tmp_path):
+    """`(a+)+$` against 30,000 a's and a b: exponential for a backtracking engine, one pass
+    for RE2 (a subprocess, so a hang would be the test's timeout, not a wall-clock assert)."""
+    page = tmp_path / "src" / "p.md"
+    page.parent.mkdir()
+    page.write_text("# Bomb\n\n" + "a" * 30_000 + "b\n\n## Next\n\n" + "a" * 30_000 + "\n", encoding="utf-8")
+    docs = tmp_path / "docs"
+    assert run_cli("import", page.parent, "--set", "b@1", "--docs-dir", docs).returncode == 0
+    proc = run_cli("grep", "(a+)+$", "--docs-dir", docs, "--json", env=NO_EMBED, timeout=30)
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and [m["heading_path"][-1] for m in data["matches"]] == ["Next"]
+    assert len(data["matches"][0]["match_lines"][0]["text"]) <= 170  # a long line is cut
+
+
+def test_gnu_style_alternation_is_accepted(docs):
+    rc, out, _ = cli(docs, "grep", r"E_LEDGER_GAP\|window_size", "--json")
+    assert rc == 0 and json.loads(out)["total_sections"] >= 2
+
+
+# -- outline, read by source -----------------------------------------------------------------
+
+def test_set_outline(docs):
+    rc, out, err = cli(docs, "toc", "--set", "spindle@1")
+    assert rc == 0, err
+    lines = out.splitlines()
+    assert lines[0].startswith("spindle@1  3 pages")
+    i = lines.index(next(ln for ln in lines if ln.startswith("guides/attachments.md")))
+    assert "Attachments with quills" in lines[i]
+    assert re.search(r"Attaching a file L\d+-\d+ ~\d+t", lines[i + 1])
+    rc, out, _ = cli(docs, "toc", "--set", "spindle@1", "--depth", "2", "--json")
+    cfg = next(p for p in json.loads(out)["pages"] if p["source"] == "reference/config.md")
+    assert [h["heading"] for h in cfg["headings"]] == ["sync", "sync.window_size", "sync.max_stitch_bytes"]
+    assert cfg["headings"][0]["tokens"] >= cfg["headings"][1]["tokens"]  # a heading counts its subtree
+
+
+def test_outline_needs_one_set(docs, tmp_path):
+    other = tmp_path / "o.md"
+    other.write_text("# Other\n\ntext\n", encoding="utf-8")
+    many = tmp_path / "many"
+    assert run_cli("import", other, "--set", "o@1", "--docs-dir", many).returncode == 0
+    assert run_cli("import", other, "--set", "p@1", "--docs-dir", many).returncode == 0
+    proc = run_cli("toc", "--docs-dir", many, env=NO_EMBED)
+    assert proc.returncode == 2 and "o@1" in proc.stderr and "p@1" in proc.stderr
+
+
+def test_read_by_source_file_names_the_section(docs):
+    rc, out, _ = cli(docs, "toc", "troubleshooting.md", "--json")
+    gap = next(s for s in json.loads(out)["sections"] if s["title"] == "E_LEDGER_GAP")
+    a = gap["lines"][0] + 1
+    rc, out, _ = cli(docs, "read", "troubleshooting.md", "--set", "spindle@1", "--lines", f"{a}:{a + 1}", "--json")
+    data = json.loads(out)
+    assert rc == 0 and data["heading_path"][-1] == "E_LEDGER_GAP" and data["source"] == "troubleshooting.md"
+    rc, _, err = cli(docs, "read", "../troubleshooting.md", "--lines", "1:2")
+    assert rc == 2 and "Traceback" not in err
+
+
+# -- evidence, not verdicts -----------------------------------------------------------------
+
+def test_abstention_names_only_what_names_something(docs):
+    rc, out, _ = cli(docs, "search", "is there a Terraform provider for a couple of jobs", "--json")
+    data = json.loads(out)
+    assert data["abstained"]
+    missing = data["guidance"]["missing"]
+    assert "Terraform" in missing or "terraform" in missing
+    assert not {"couple", "jobs", "job"} & set(missing)  # everyday words the docs phrase otherwise
+    rc, text, _ = cli(docs, "search", "is there a Terraform provider for a couple of jobs")
+    assert text.startswith("no section clearly answers this")
+    assert len(re.findall(r"^\d+\. ", text, re.M)) <= 2  # the best two candidates, still shown
+    assert "NOT FOUND" not in text
+
+
+def test_key_terms_rule():
+    from doc4llm.index.tokenize import tokens
+    from doc4llm.search.analyze import analyze
+    from doc4llm.search.confidence import _holds_key_terms, key_terms
+
+    qa = analyze("how do I resync a device after E_LEDGER_GAP", [("spindle@1", None)])
+    keys = key_terms(qa)
+    assert "E_LEDGER_GAP" in keys and "how" not in keys
+    text = "E_LEDGER_GAP\nRun spin resync --device ID to fetch a fresh snapshot for the device."
+    assert _holds_key_terms(qa, text, set(tokens(text)))
+    assert not _holds_key_terms(qa, "Run spin resync", set(tokens("Run spin resync")))
+
+
+def test_best_lines_pick_the_evidence():
+    from doc4llm.search.results import best_lines
+
+    text = "## Title\n\nIntro words here.\n\nThe quill upload resumes.\n```\nclient.quills.put(file)\n```\n"
+    got = best_lines(text, 10, {"quill": 2.0, "upload": 1.0}, ["client.quills.put"], n=2)
+    assert [g["line"] for g in got] == [14, 16]
+    assert best_lines(text, 10, {"nothing": 1.0}, [], n=2) == [{"line": 12, "text": "Intro words here."}]
+    long = "word " * 100 + "quill " + "word " * 100
+    cut = best_lines(long, 1, {"quill": 1.0}, [], n=1)[0]["text"]
+    assert "quill" in cut and len(cut) <= 152 and cut.startswith("…") and cut.endswith("…")
