@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import run_cli
+from conftest import copy_indexed, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLS = {"search_docs", "read_section", "get_toc", "list_doc_sets", "ask_docs", "explain_error",
@@ -89,13 +88,8 @@ def _env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("mcp") / "md_docs"
-    root.mkdir()
-    for set_dir in (REPO / "md_docs").iterdir():
-        if "@" in set_dir.name:
-            shutil.copytree(set_dir, root / set_dir.name)
-    return root
+def docs(tmp_path_factory: pytest.TempPathFactory, indexed_bundled: Path) -> Path:
+    return copy_indexed(indexed_bundled, tmp_path_factory.mktemp("mcp") / "md_docs")
 
 
 async def _session(docs: Path) -> dict:
