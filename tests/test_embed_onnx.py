@@ -407,7 +407,7 @@ def test_a_search_process_embeds_its_query_without_onnxruntime(tmp_path, decline
         if runtime:
             full["DOC4LLM_QUERY_RUNTIME"] = runtime
         out = subprocess.run([sys.executable, "-c", SEARCH_WRAPPER, str(matrix_max), query, "--docs-dir",
-                              str(docs), "--json", "-k", "5"], capture_output=True, text=True, timeout=120,
+                              str(docs), "--json", "--explain", "-k", "5"], capture_output=True, text=True, timeout=120,
                              env=full)
         assert out.returncode == 0, out.stderr[-800:]
         return json.loads(out.stdout), out.stderr
