@@ -35,13 +35,13 @@ ALIASES: dict[str, str] = {"set_name": "sets"}
 # Descriptions are short: every client reads them at every start (the budget and
 # continuation contract is told once, in the server's instructions).
 Sets = Annotated[list[str] | str | None, Field(
-    description="NAME@VER or glob, one or a list; default all.")]
+    description="NAME@VER or glob(s); default all.")]
 Lines = Annotated[list[int] | str | None, Field(
     description='1-based, inclusive: [58, 63] (from search_docs), "58:63" or "58:".')]
-Budget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Reply budget in tokens.")]
+Budget = Annotated[int, Field(ge=MIN_BUDGET, le=MAX_BUDGET)]  # the name says it; the instructions explain
 Offset = Annotated[int, Field(ge=0, description="Items to skip (continuations set it).")]
-K = Annotated[int, Field(ge=1, le=20, description="Number of sections.")]
-Page = Annotated[str, Field(description="Page name (from search_docs).")]
+K = Annotated[int, Field(ge=1, le=20)]
+Page = Annotated[str, Field(description="From search_docs.")]
 
 
 def check_arguments(tool: str, arguments: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:

@@ -38,6 +38,11 @@ class Budgeted(BaseModel):
     continuation: Continuation | None = Field(None, description="the call that returns the rest")
 
 
+class LineText(BaseModel):
+    line: int
+    text: str
+
+
 class SearchHit(BaseModel):
     model_config = ConfigDict(extra="allow")  # detail=true adds score, found_by, toc_path, ...
 
@@ -49,7 +54,8 @@ class SearchHit(BaseModel):
                                          "pass it to read_section as it is")
     tokens: int
     relevance: Relevance
-    snippet: str
+    source: str | None = None
+    best_lines: list[LineText] = []
     url: str | None = None
     content_path: str = Field(description="absolute path of the page's docContent.md")
 
@@ -70,6 +76,23 @@ class SearchResult(Budgeted):
                                                       "the previous query's topic)")
     results: list[SearchHit]
     guidance: Guidance | None = None
+
+
+class GrepMatch(BaseModel):
+    doc_set: str
+    page: str
+    source: str | None = None
+    heading_path: list[str]
+    lines: list[int]
+    tokens: int
+    match_count: int
+    match_lines: list[LineText]
+
+
+class GrepResult(Budgeted):
+    total_lines: int
+    total_sections: int
+    matches: list[GrepMatch]
 
 
 class ReadResult(Budgeted):

@@ -40,6 +40,7 @@ from doc4llm.mcp_schemas import (
     DocSetsResult,
     ExampleResult,
     ExplainResult,
+    GrepResult,
     ReadResult,
     SearchResult,
     Strategy,
@@ -54,17 +55,17 @@ MAX_QUERY_CHARS = 1000
 MAX_ERROR_TEXT_CHARS = 20_000
 MAX_NAME_CHARS = 300
 MAX_SETS = 20
-SNIPPET_CHARS = 160
 DEFAULT_READ_TOKENS = 4000
 DEFAULT_SEARCH_TOKENS = 2000
 DEFAULT_LIST_TOKENS = 3000
 DEFAULT_ANSWER_TOKENS = 4000
 
 INSTRUCTIONS = (
-    "Local documentation search. Call search_docs first; read only the lines it returns "
-    "with read_section (page + sets + lines). If abstained is true the local docs do "
+    "Local documentation search. Call search_docs first, with phrasings in the docs' likely "
+    "words; its best_lines usually answer. Read more only with read_section (page + sets + "
+    "lines); grep_docs finds an exact name. If abstained is true the local docs do "
     "not answer: say so and use guidance.suggested_searches instead of guessing. A reply "
-    "over its max_tokens is cut: truncated is true and continuation is the call (tool "
+    "over its max_tokens (a budget in tokens) is cut: truncated is true and continuation is the call (tool "
     "and arguments) that returns the rest."
 )
 
@@ -116,10 +117,13 @@ def compact_result(result: dict) -> dict:
     if result.get("query_enriched"):
         out["searched_as"] = result["query_enriched"]
     out["results"] = []
-    for r in result["results"]:
-        item = {"rank": r["rank"], "doc_set": r["doc_set"], "page": r["page"],
+    from doc4llm.search.render import LINES_BY_RANK
+
+    for i, r in enumerate(result["results"]):
+        item = {"rank": r["rank"], "doc_set": r["doc_set"], "page": r["page"], "source": r.get("source"),
                 "heading_path": r["heading_path"], "lines": r["lines"], "tokens": r["tokens"],
-                "relevance": r["relevance"], "snippet": _shorten(r.get("snippet") or "", SNIPPET_CHARS),
+                "relevance": r["relevance"],
+                "best_lines": (r.get("best_lines") or [])[:LINES_BY_RANK[min(i, len(LINES_BY_RANK) - 1)]],
                 "url": r.get("url"), "content_path": _absolute(r["content_path"])}
         if r.get("also_in"):  # the same text on other pages: their names are enough
             item["also_in"] = list(dict.fromkeys(a["page"] for a in r["also_in"]))
@@ -206,14 +210,23 @@ class DocsService:
             self._session = Session("mcp")
         return self._session
 
-    def search_docs(self, query: str, *, sets: list[str] | str | None = None, k: int = 5,
+    def search_docs(self, query: str, *, phrasings: list[str] | None = None,
+                    sets: list[str] | str | None = None, k: int = 3,
                     strategy: str = "auto", detail: bool = False, follow_up: bool = True,
                     offset: int = 0, max_tokens: int = DEFAULT_SEARCH_TOKENS) -> dict:
         query = _validate_text(query, "query")
         sets = _validate_sets(sets)
         searched, context = self.session.enrich(query) if follow_up else (query, None)
-        result = self.searcher.search(searched, sets=sets, k=k + offset, strategy=strategy,
-                                      context=context)
+        if phrasings:
+            from doc4llm.search.phrasings import check_phrasings, search_phrasings
+
+            phrasings = [_validate_text(p, "phrasing") if p and p.strip() else p for p in phrasings]
+            check_phrasings(query, phrasings)
+            result = search_phrasings(self.searcher, [searched, *phrasings], sets=sets, k=k + offset,
+                                      strategy=strategy, context=context)
+        else:
+            result = self.searcher.search(searched, sets=sets, k=k + offset, strategy=strategy,
+                                          context=context)
         if context:
             result["query"] = query
             result["query_enriched"] = searched
@@ -225,11 +238,20 @@ class DocsService:
             if kept >= len(data["results"]):
                 return None
             return {"tool": "search_docs", "arguments": {
-                "query": searched, "sets": sets, "k": k - kept, "strategy": strategy,
+                "query": searched, "phrasings": phrasings, "sets": sets, "k": k - kept, "strategy": strategy,
                 "detail": detail, "follow_up": False, "offset": offset + kept,
                 "max_tokens": max_tokens}}
 
         return fit_list(data, "results", max_tokens, rest, min_items=1)
+
+    def grep_docs(self, pattern: str, *, sets: list[str] | str | None = None, ignore_case: bool = False,
+                  fixed: bool = False, max_tokens: int = DEFAULT_SEARCH_TOKENS) -> dict:
+        from doc4llm.search.grep import grep_docs
+
+        data = grep_docs(self.docs_dir, pattern, sets=_validate_sets(sets), ignore_case=ignore_case, fixed=fixed)
+        data = {"total_lines": data["total_lines"], "total_sections": data["total_sections"],
+                "matches": data["matches"]}
+        return fit_list(data, "matches", max_tokens, lambda kept: None, min_items=1)
 
     def read_section(self, page: str, *, sets: list[str] | str | None = None, section: str | None = None,
                      lines: list[int] | str | None = None, with_subsections: bool = False,
@@ -385,19 +407,33 @@ def build_server(service: DocsService):
     @app.tool(title="Search the docs", annotations=local)
     def search_docs(
         query: Annotated[str, Field(description="Words or an error message.")],
+        phrasings: Annotated[list[str] | None, Field(
+            description="Other wordings, fused with query.")] = None,
         sets: Sets = None,
-        k: K = 5,
-        strategy: Annotated[Strategy, Field(description="auto (best) fuses all; others run one alone.")] = "auto",
-        detail: Annotated[bool, Field(description="Full result: scores, paths, trace.")] = False,
-        follow_up: Annotated[bool, Field(description="false: not a follow-up.")] = True,
-        offset: Annotated[int, Field(ge=0, le=100, description="Results to skip (continuations set it).")] = 0,
+        k: K = 3,
+        strategy: Annotated[Strategy, Field(description="auto fuses all.")] = "auto",
+        detail: bool = False,  # the full contract
+        follow_up: bool = True,  # false: not a follow-up of the previous query
+        offset: Annotated[int, Field(ge=0, le=100)] = 0,
         max_tokens: Budget = DEFAULT_SEARCH_TOKENS,
     ) -> Annotated[CallToolResult, SearchResult]:
-        """Find the doc sections that answer a query (page, heading path, lines, snippet) with
-        a confidence 0-100; abstained=true: the docs do not answer. A follow-up ("and its
-        timeout?") borrows the last topic."""
-        return call(SearchResult, service.search_docs, query, sets=sets, k=k, strategy=strategy,
-                    detail=detail, follow_up=follow_up, offset=offset, max_tokens=max_tokens)
+        """Doc sections that answer a query (source, heading path, lines, best lines),
+        confidence 0-100; abstained: the docs do not answer."""
+        return call(SearchResult, service.search_docs, query, phrasings=phrasings, sets=sets, k=k,
+                    strategy=strategy, detail=detail, follow_up=follow_up, offset=offset,
+                    max_tokens=max_tokens)
+
+    @app.tool(title="Grep the docs", annotations=local)
+    def grep_docs(
+        pattern: Annotated[str, Field(description="RE2 regex; fixed: plain text.")],
+        sets: Sets = None,
+        ignore_case: bool = False,
+        fixed: bool = False,
+        max_tokens: Budget = DEFAULT_SEARCH_TOKENS,
+    ) -> Annotated[CallToolResult, GrepResult]:
+        """Matching lines grouped by section (source, heading path, lines)."""
+        return call(GrepResult, service.grep_docs, pattern, sets=sets, ignore_case=ignore_case,
+                    fixed=fixed, max_tokens=max_tokens)
 
     @app.tool(title="Read a section", annotations=local)
     def read_section(
@@ -436,8 +472,8 @@ def build_server(service: DocsService):
         k: K = 5,
         max_tokens: Budget = DEFAULT_ANSWER_TOKENS,
     ) -> Annotated[CallToolResult, AskResult]:
-        """Answer from the docs with cited sources via the configured LLM (and the web with
-        TAVILY_API_KEY); without an LLM, answer null and the sources."""
+        """An LLM answer citing doc sections (and the web with TAVILY_API_KEY); without an
+        LLM, the sources only."""
         return call(AskResult, service.ask_docs, question, sets=sets, k=k, max_tokens=max_tokens)
 
     @app.tool(title="Explain an error", annotations=outside)
@@ -457,8 +493,8 @@ def build_server(service: DocsService):
         sets: Sets = None,
         max_tokens: Budget = DEFAULT_ANSWER_TOKENS,
     ) -> Annotated[CallToolResult, ExampleResult]:
-        """The best documented code example for a task, syntax-checked, with its source; with
-        an LLM, completed and verified."""
+        """The best documented code example for a task, syntax-checked; with an LLM,
+        completed."""
         return call(ExampleResult, service.get_working_example, task, sets=sets,
                     max_tokens=max_tokens)
 

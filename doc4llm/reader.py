@@ -141,12 +141,16 @@ def _pages_by_source(docs_dir: Path, name: str, set_patterns: list[str] | None) 
     them). Only compared with what the set metadata records: never joined into a path."""
     if not name or "\x00" in name:
         return []
-    out = []
+    out, by_base = [], []
     for doc_set in select_sets(docs_dir, set_patterns):
         for folder, src in doc_set.page_sources.items():
-            if src == name and (page := doc_set.page(folder)) is not None:
+            if not src or (page := doc_set.page(folder)) is None:
+                continue
+            if src == name:
                 out.append(page)
-    return out
+            elif "/" not in name and src.rsplit("/", 1)[-1] == name:  # `data-model.md` alone
+                by_base.append(page)
+    return out or (by_base if len(by_base) == 1 else [])
 
 
 def get_toc(docs_dir: Path, page_name: str, set_name: str | list[str] | None = None) -> dict:

@@ -91,8 +91,12 @@ def test_result_names_source_file_lines_heading_and_best_lines(docs, tmp_path):
     assert src == "guides/attachments.md" and path.endswith("Attaching a file")
     best = [int(n) for n in re.findall(r"^   (\d+): .*quills\.put", out, re.M)]
     assert best and all(a <= n <= b for n in best)  # the line with the evidence, inside the section
-    read = re.search(r"^read: (doc4llm read .+)$", out, re.M).group(1)
-    proc = run_cli(*shlex.split(read)[1:], env=NO_EMBED, cwd=tmp_path)  # runs as printed
+    conf = int(re.match(r"confidence (\d+)/100", out).group(1))
+    hint = re.search(r"^read: (doc4llm read .+)$", out, re.M)
+    assert bool(hint) == (conf < 60)  # the ready command only while result 1 may not answer
+    # as printed, or as the skill teaches: SOURCE --set SET --lines A:B
+    read = hint.group(1) if hint else f"doc4llm read {src} --set spindle@1 --lines {a}:{b} --docs-dir {docs}"
+    proc = run_cli(*shlex.split(read)[1:], env=NO_EMBED, cwd=tmp_path)
     assert proc.returncode == 0 and "client.quills.put(file)" in proc.stdout
     assert "source guides/attachments.md" in proc.stdout.splitlines()[0]
     assert len(out) < 1400

@@ -321,3 +321,61 @@ def test_unlistable_folder_is_reported_and_its_pages_survive_prune(tmp_path, mon
     assert summary.pruned == []
     assert {"path": "sub", "reason": "cannot list folder: Permission denied", "folder": True} in summary.skipped
     assert page_folders(docs / "Docs@1") == {"A", "B"}
+
+
+def _bytes_name(folder: Path, name: bytes) -> Path:
+    """A file whose name is not UTF-8 (Linux allows any bytes; some file systems refuse)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with open(os.fsencode(folder) + b"/" + name, "wb") as fh:
+            fh.write(b"")
+    except OSError:
+        pytest.skip("this file system refuses file names that are not UTF-8")
+    return Path(os.fsdecode(os.fsencode(folder) + b"/" + name))
+
+
+def test_a_file_name_that_is_not_utf8_is_escaped_with_a_warning(tmp_path):
+    """Issue 29 item 4: `bad\\xff.md` crashed `import` (traceback, exit 1, an empty page
+    folder left behind)."""
+    src, docs = tmp_path / "src", tmp_path / "docs"
+    write(src / "good.md", "# Good\n\nfine text\n")
+    _bytes_name(src, b"bad\xff.md").write_text("Text of the page whose name has a stray byte.\n")
+    inner = _bytes_name(src, b"dir\xfe")
+    inner.unlink()
+    inner.mkdir()
+    write(inner / "inner.md", "# Inner\n\ninner text\n")
+
+    proc = run_cli("import", src, "--set", "Bytes@1", "--docs-dir", docs, "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert "bad\\xff.md: file name is not valid UTF-8" in proc.stderr
+    summary = json.loads(proc.stdout)
+    assert summary["counts"]["created"] == 3 and not summary["skipped"]
+    set_dir = docs / "Bytes@1"
+    pages = {p.name: (p / "docContent.md").read_text(encoding="utf-8") for p in set_dir.iterdir() if p.is_dir()}
+    assert all((set_dir / name / "docTOC.md").is_file() for name in pages)  # nothing half-written
+    by_source = {text.split("> **Source**: ", 1)[1].split("\n", 1)[0]: text for text in pages.values()}
+    assert "stray byte" in by_source["bad\\xff.md"] and "inner text" in by_source["dir\\xfe/inner.md"]
+
+    again = do_import(src, docs, set_name="Bytes@1")  # the escaped name is a stable key
+    assert again["counts"]["unchanged"] == 3 and again["counts"]["created"] == 0
+    text = run_cli("import", src, "--set", "Bytes@1", "--docs-dir", docs)
+    assert text.returncode == 0 and "Traceback" not in text.stderr
+
+
+def test_a_page_that_fails_to_write_leaves_no_folder(tmp_path, monkeypatch):
+    import doc4llm.corpus.writer as writer_mod
+    from doc4llm.corpus.writer import SetWriter
+
+    real = writer_mod.atomic_write_text
+
+    def fail_on_toc(path, text):
+        if path.name == "docTOC.md":
+            raise OSError(28, "No space left on device")
+        real(path, text)
+
+    monkeypatch.setattr(writer_mod, "atomic_write_text", fail_on_toc)
+    w = SetWriter(tmp_path / "docs", "Full@1", origin="test")
+    with pytest.raises(OSError):
+        w.write_page("Some Page", "body text\n", source="p.md", key="p.md")
+    assert page_folders(tmp_path / "docs" / "Full@1") == set()

@@ -20,7 +20,7 @@ import pytest
 from conftest import copy_indexed, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
-TOOLS = {"search_docs", "read_section", "get_toc", "list_doc_sets", "ask_docs", "explain_error",
+TOOLS = {"search_docs", "grep_docs", "read_section", "get_toc", "list_doc_sets", "ask_docs", "explain_error",
          "get_working_example"}
 ABSENT = "what is the capital of france"
 CALLS: dict[str, tuple[str, dict]] = {
@@ -78,6 +78,10 @@ CALLS: dict[str, tuple[str, dict]] = {
     # the old name of `sets` on read_section and get_toc still works
     "toc_old_name": ("get_toc", {"page": "Agent Skills", "set_name": "Claude_Code_Docs@latest"}),
     "toc_new_name": ("get_toc", {"page": "Agent Skills", "sets": "Claude_Code_Docs@latest"}),
+    "phrasings": ("search_docs", {"query": "stop a tool call before it runs", "phrasings": ["PreToolUse"]}),
+    "err_phrasing": ("search_docs", {"query": "hooks", "phrasings": [""]}),
+    "grep": ("grep_docs", {"pattern": "PreToolUse", "fixed": True, "sets": "Claude_Code_Docs@latest"}),
+    "err_grep": ("grep_docs", {"pattern": "(a"}),
 }
 
 
@@ -142,7 +146,7 @@ def error(session: dict, key: str) -> str:
     return text
 
 
-def test_lists_the_seven_read_only_tools(session: dict) -> None:
+def test_lists_the_eight_read_only_tools(session: dict) -> None:
     tools = session["tools"]
     assert set(tools) == TOOLS
     for tool in tools.values():
@@ -157,12 +161,24 @@ def test_search_docs_default_is_compact(session: dict) -> None:
     res = ok(session, "search")
     assert res["confidence"] >= 50 and res["abstained"] is False
     top = res["results"][0]
-    assert set(top) == {"rank", "doc_set", "page", "heading_path", "lines", "tokens", "relevance",
-                        "snippet", "url", "content_path"}
+    assert set(top) == {"rank", "doc_set", "page", "source", "heading_path", "lines", "tokens", "relevance",
+                        "best_lines", "url", "content_path"}
+    assert top["best_lines"] and all(top["lines"][0] <= x["line"] <= top["lines"][1] for x in top["best_lines"])
     assert Path(top["content_path"]).is_file() and Path(top["content_path"]).is_absolute()
     assert "hooks" in top["page"].lower()
     assert len(res["results"]) == 3
-    assert len(session["calls"]["search"][1]) < 2000
+    # three results with their best lines (3, 1, 1) in place of a 160-character snippet each
+    assert len(session["calls"]["search"][1]) < 2200
+
+
+def test_search_docs_takes_phrasings_and_grep_docs_groups_by_section(session: dict) -> None:
+    res = ok(session, "phrasings")
+    assert res["results"] and res["results"][0]["heading_path"][-1].startswith("PreToolUse")
+    assert "phrasing" in error(session, "err_phrasing")
+    grep = ok(session, "grep")
+    assert grep["total_sections"] >= len(grep["matches"]) >= 1
+    assert all("PreToolUse" in x["text"] for m in grep["matches"] for x in m["match_lines"])
+    assert "invalid pattern" in error(session, "err_grep")
 
 
 def test_search_docs_detail_is_the_full_contract(session: dict) -> None:
@@ -404,13 +420,13 @@ def test_invalid_arguments_read_as_plain_sentences(session: dict) -> None:
     assert "sets is 5; expected a list of strings or a string" in sets
     assert sets.count("sets is") == 1  # one line per argument, not one per union branch
     missing = error(session, "err_missing_query")
-    assert "query is required" in missing and "search_docs takes: query, sets, k" in missing
+    assert "query is required" in missing and "search_docs takes: query, phrasings, sets, k" in missing
 
 
 def test_unknown_arguments_are_rejected_with_the_valid_names(session: dict) -> None:
     typo = error(session, "err_unknown")
     assert "search_docs has no argument 'quer' (did you mean 'query'?)" in typo
-    assert "hint: search_docs takes: query, sets, k, strategy, detail, follow_up, offset, max_tokens" in typo
+    assert "hint: search_docs takes: query, phrasings, sets, k, strategy, detail, follow_up, offset, max_tokens" in typo
     far = error(session, "err_unknown_far")
     assert "read_section has no argument 'zzz'" in far and "did you mean" not in far
     assert "page, sets, section, lines, with_subsections, max_tokens" in far
@@ -490,7 +506,7 @@ def test_malformed_json_on_stdio_gets_a_parse_error_and_a_log_line(raw: tuple[li
 def test_tools_list_fits_in_8000_bytes_on_the_wire(raw: tuple[list[dict], str]) -> None:
     """tools/list is read by every client at every start and sits in the agent's context."""
     listed = next(r for r in raw[0] if r.get("id") == 2)
-    assert len(listed["result"]["tools"]) == 7
+    assert len(listed["result"]["tools"]) == len(TOOLS)
     assert listed["_bytes"] <= 8000, listed["_bytes"]
 
 

@@ -96,8 +96,11 @@ def test_text_output_is_compact_within_budget_and_read_commands_work(docs, tmp_p
     best = re.findall(r"^   (\d+): \S", out, re.M)
     assert best and all(int(heads[0][1]) <= int(n) <= int(heads[0][2]) for n in best[:1])
     reads = re.findall(r"^read: (doc4llm read .+ --lines (\d+):(\d+)(?: --docs-dir .+)?)$", out, re.M)
-    assert len(reads) == 1  # one ready command, for result 1
-    cmd, ra, rb = reads[0]
+    conf = int(re.match(r"confidence (\d+)/100", out).group(1))
+    assert len(reads) == (conf < 60)  # one ready command, for result 1, while it may not answer
+    cmd, ra, rb = reads[0] if reads else (
+        f"doc4llm read {shlex.quote(heads[0][0])} --lines {heads[0][1]}:{heads[0][2]} --docs-dir {docs}",
+        heads[0][1], heads[0][2])
     assert (heads[0][1], heads[0][2]) == (ra, rb)
     read = run_cli(*shlex.split(cmd)[1:], env=NO_EMBED, cwd=tmp_path)  # exactly as printed
     assert read.returncode == 0, read.stderr

@@ -184,3 +184,72 @@ def test_the_embedding_budget_is_shared_by_the_sets_of_a_search(tmp_path, monkey
     finally:
         s.close()
     assert tiers == ["full", "lexical"]  # one set embedded, the other waits for the next search
+
+
+def _cut_in_half(path) -> None:
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) // 2])
+
+
+@pytest.mark.parametrize("damage", ["truncate", "fewer rows"])
+def test_damage_is_found_by_shape_and_count_without_the_checksum_file(built, damage):
+    """Issue 29 item 8: remove *.sha256.json and truncate the vectors; `search` used to lose
+    them silently (tier lexical, no word on stderr) and `sets` showed them complete."""
+    import numpy as np
+
+    gen = _generation(built)
+    sums_path(built, SET, gen).unlink()
+    mats = matrix_paths(built, SET, gen)
+    if damage == "truncate":
+        for p in [*vector_paths(built, SET, gen).values(), *mats.values()]:
+            _cut_in_half(p)
+        expect = "unreadable vector file"
+    else:  # well-formed files that hold fewer vectors than the index says were embedded
+        for p in mats.values():
+            with np.load(p) as data:
+                keys, vecs = data["keys"], data["vectors"]
+            with open(p, "wb") as fh:
+                np.savez(fh, keys=keys[:-1], vectors=vecs[:-1])
+        expect = f"body vectors hold {len(keys) - 1} of the {len(keys)} embedded sections"
+
+    conn = open_store(built)
+    try:
+        problem = check_vectors(built, conn, SET)
+    finally:
+        conn.close()
+    assert problem and expect in problem
+    state = json.loads(run_cli("sets", "--docs-dir", built, "--json").stdout)["sets"][0]["index"]
+    assert "vectors DAMAGED" in state and expect in state
+    assert "vectors 5/5" not in state  # not shown as complete
+    text = run_cli("sets", "--docs-dir", built)
+    assert "DAMAGED" in text.stdout
+
+    proc = run_cli("search", "credentials stop working after an hour", "--docs-dir", built, "--json")
+    assert proc.returncode == 0, proc.stderr
+    semantic = json.loads(proc.stdout)["semantic"][SET]
+    assert semantic["tier"] == "lexical" and expect in semantic["problem"]
+    assert "vector files are damaged" in proc.stderr and expect in proc.stderr
+
+    messages: list[str] = []
+    build_index(built, embedder="minilm", progress=messages.append)
+    assert any("damaged" in m and "rebuilding" in m for m in messages)
+    conn = open_store(built)
+    try:
+        assert check_vectors(built, conn, SET) is None
+    finally:
+        conn.close()
+
+
+def test_shape_checks_pass_intact_vectors_without_the_checksum_file(built):
+    """An old generation (before checksum files) is not damage when its files are whole."""
+    sums_path(built, SET, _generation(built)).unlink()
+    conn = open_store(built)
+    try:
+        assert check_vectors(built, conn, SET) is None
+    finally:
+        conn.close()
+    s = Searcher(built, embedder="minilm", quiet=True)
+    try:
+        assert s.search("credentials stop working after an hour", k=2)["semantic"][SET]["tier"] == "full"
+    finally:
+        s.close()

@@ -11,6 +11,7 @@ from typing import Any
 
 import click
 
+from doc4llm.cli.sanitize import strip_controls
 from doc4llm.errors import Doc4llmError, ExternalError
 
 docs_dir_option = click.option(
@@ -25,11 +26,20 @@ json_option = click.option("--json", "as_json", is_flag=True, help="Print one JS
 
 def warn(message: str) -> None:
     """Logs and warnings go to stderr, never stdout."""
-    click.echo(f"doc4llm: {message}", err=True)
+    click.echo(strip_controls(f"doc4llm: {message}"), err=True)
+
+
+def echo_text(text: str) -> None:
+    """Text output that may quote documentation: terminal control sequences removed."""
+    click.echo(strip_controls(text))
+
+
+_RAW_IN_JSON = {c: f"\\u{c:04x}" for c in [0x7F, *range(0x80, 0xA0)]}  # DEL and C1: JSON leaves them raw
 
 
 def emit_json(data: Any) -> None:
-    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str))
+    """One JSON object; control characters escaped (json escapes C0, these the rest)."""
+    click.echo(json.dumps(data, ensure_ascii=False, indent=2, default=str).translate(_RAW_IN_JSON))
 
 
 def handle_errors(as_json_param: str = "as_json") -> Callable:
@@ -54,7 +64,7 @@ def handle_errors(as_json_param: str = "as_json") -> Callable:
                     msg += "\n  candidates:\n" + "\n".join(f"    {c}" for c in exc.candidates)
                 if exc.hint:
                     msg += f"\n  hint: {exc.hint}"
-                click.echo(msg, err=True)
+                click.echo(strip_controls(msg), err=True)
                 sys.exit(exc.exit_code)
 
         return wrapper

@@ -16,7 +16,9 @@ import sys
 import time
 from typing import IO, Any
 
-_COUNT = re.compile(r"^(?P<label>.*?)\s*(?P<done>\d+)/(?P<total>\d+)\s*(?P<unit>[a-z]+)?\s*$")
+# "label 12/40 unit": the label runs greedily to the last non-digit (a lazy label before `\s*`
+# rescanned every space of a message: quadratic); messages may quote page titles
+_COUNT = re.compile(r"^(?P<label>(?:.*\D)?)(?P<done>\d+)/(?P<total>\d+)[ \t]*(?P<unit>[a-z]+)?[ \t]*$")
 
 
 def _eta(seconds: float) -> str:

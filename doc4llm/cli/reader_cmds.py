@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option
+from doc4llm.cli.common import docs_dir_option, echo_text, emit_json, handle_errors, json_option
 from doc4llm.corpus.paths import resolve_docs_dir
 
 set_option = click.option("--set", "sets", multiple=True, help="Doc set (NAME@VER or glob); repeatable.")
@@ -16,15 +16,16 @@ def _kt(n: int) -> str:
 
 def _echo_outline(data: dict) -> None:
     """One line per page (source, title, size), one line of its headings."""
-    click.echo(f"{data['doc_set']}  {len(data['pages'])} pages ~{_kt(data['tokens'])}t")
+    out = [f"{data['doc_set']}  {len(data['pages'])} pages ~{_kt(data['tokens'])}t"]
     for p in data["pages"]:
         src = p["source"] if p["source"] and "://" not in p["source"] else p["page"]
         title = f"  {p['title']}" if p["title"] != src else ""
-        click.echo(f"{src}{title}  ~{_kt(p['tokens'])}t")
+        out.append(f"{src}{title}  ~{_kt(p['tokens'])}t")
         items = [("> " * (h["level"] - 1)) + f"{h['heading']} L{h['lines'][0]}-{h['lines'][1]} ~{_kt(h['tokens'])}t"
                  for h in p["headings"]]
         if items:
-            click.echo("  " + " · ".join(items))
+            out.append("  " + " · ".join(items))
+    echo_text("\n".join(out))
 
 
 @click.command("toc")
@@ -52,13 +53,14 @@ def toc_cmd(page: str | None, sets: tuple[str, ...], depth: int, docs_dir: str |
     if as_json:
         emit_json(data)
         return
-    click.echo(f"{data['doc_set']} / {data['page']}  ({data['line_count']} lines, ~{data['tokens']} tok)")
-    click.echo(f"content: {data['content_path']}")
+    lines = [f"{data['doc_set']} / {data['page']}  ({data['line_count']} lines, ~{data['tokens']} tok)",
+             f"content: {data['content_path']}"]
     for s in data["sections"]:
         indent = "  " * max(len(s["heading_path"]) - 1, 0)
         a, b = s["lines"]
         name = s["address"].split(" > ")[-1]  # a repeated heading shows its " (2)" address
-        click.echo(f"{indent}{name}  L{a}-{b} ~{s['tokens']}t")
+        lines.append(f"{indent}{name}  L{a}-{b} ~{s['tokens']}t")
+    echo_text("\n".join(lines))
 
 
 @click.command("read")
@@ -84,5 +86,5 @@ def read_cmd(page: str, section: str | None, lines: str | None, with_subsections
     where = " > ".join(data["heading_path"]) if data["heading_path"] else data["page"]
     src = data.get("source")
     origin = f"  source {src}" if src and "://" not in src else ""
-    click.echo(f"[{data['doc_set']} / {where}  {data['content_path']}:{a}-{b}  ~{data['tokens']}t{origin}]")
-    click.echo(data["text"])
+    echo_text(f"[{data['doc_set']} / {where}  {data['content_path']}:{a}-{b}  ~{data['tokens']}t{origin}]\n"
+              f"{data['text']}")

@@ -54,6 +54,9 @@ def _print_summary(summary) -> None:
         click.echo(f"  ... {len(failed) - 20} more failures (--json lists them all)")
     if data["generator"]:
         click.echo(f"  generator: {data['generator']}")
+    if data["discovery"].get("robots_txt_truncated_at"):
+        click.echo(f"  robots.txt: over 500 KiB, only its first {data['discovery']['robots_txt_truncated_at']} "
+                   "bytes were read")
 
 
 @click.command("scrape")

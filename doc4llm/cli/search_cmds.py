@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option, warn
+from doc4llm.cli.common import (
+    docs_dir_option,
+    echo_text,
+    emit_json,
+    handle_errors,
+    json_option,
+    warn,
+)
 from doc4llm.corpus.paths import resolve_docs_dir
 
 
@@ -91,7 +98,7 @@ def search_cmd(query: str, phrasings: tuple[str, ...], sets: tuple[str, ...], k:
         return
     from doc4llm.search.render import render_text
 
-    click.echo(render_text(result, max_tokens=max_tokens, explain=explain, docs_dir=docs_dir))
+    echo_text(render_text(result, max_tokens=max_tokens, explain=explain, docs_dir=docs_dir))
 
 
 @click.command("eval")
@@ -146,17 +153,18 @@ def eval_cmd(queries: str, sets: tuple[str, ...], k: int, strategy: str, compare
             sys.exit(1)
 
 
-@click.command("grep")
+@click.command("grep", context_settings={"ignore_unknown_options": True})
 @click.argument("pattern")
 @set_option
 @click.option("-i", "ignore_case", is_flag=True, help="Case-insensitive.")
 @click.option("-F", "fixed", is_flag=True, help="PATTERN is a fixed string, not a regular expression.")
+@click.option("-w", "word", is_flag=True, help="Match whole words only.")
 @click.option("--max-sections", default=8, show_default=True, help="Sections shown (the rest are counted).")
-@click.option("--max-lines", default=3, show_default=True, help="Matching lines shown per section.")
+@click.option("--max-lines", default=2, show_default=True, help="Matching lines shown per section.")
 @docs_dir_option
 @json_option
 @handle_errors()
-def grep_cmd(pattern: str, sets: tuple[str, ...], ignore_case: bool, fixed: bool, max_sections: int,
+def grep_cmd(pattern: str, sets: tuple[str, ...], ignore_case: bool, fixed: bool, word: bool, max_sections: int,
              max_lines: int, docs_dir: str | None, as_json: bool) -> None:
     """Lines matching PATTERN (RE2 syntax, linear time), grouped by section. Exit 1: no match."""
     import sys
@@ -164,10 +172,10 @@ def grep_cmd(pattern: str, sets: tuple[str, ...], ignore_case: bool, fixed: bool
     from doc4llm.search.grep import grep_docs, render_grep
 
     result = grep_docs(resolve_docs_dir(docs_dir), pattern, sets=list(sets) or None, ignore_case=ignore_case,
-                       fixed=fixed, max_sections=max_sections, max_lines=max_lines)
+                       fixed=fixed, word=word, max_sections=max_sections, max_lines=max_lines)
     if as_json:
         emit_json(result)
     else:
-        click.echo(render_grep(result))
+        echo_text(render_grep(result))
     if not result["matches"]:
         sys.exit(1)

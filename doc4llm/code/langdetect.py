@@ -44,47 +44,56 @@ ALIASES: dict[str, str] = {
 PLAIN_LABELS = {"text", "txt", "plain", "plaintext", "output", "log", "none"}
 
 # Signals per language, matched line-wise (MULTILINE); weight per match, capped per signal.
+# Code blocks are untrusted text, so every pattern is linear: indentation is `[ \t]*`, never
+# `\s*` (which runs on across every following blank line: `" \n" * 4000` took 33 s), no two
+# neighbouring repeats can take the same characters (`->\s*[\w ]+` split 19,000 spaces every
+# way: 8 s), and an unanchored `\w+X` is `\wX` (tried from each letter of a long word).
+_EOL = r"[ \t\r]*$"
 _SIGNALS: dict[str, list[tuple[str, int]]] = {
     "python": [
-        (r"^\s*def \w+\(.*\)\s*(->\s*[\w\[\], .|]+)?:\s*$", 4), (r"^\s*class \w+(\(.*\))?:\s*$", 4),
-        (r"^\s*(from [\w.]+ )?import [\w.]+", 3), (r"\bself\.\w+", 2), (r"^\s*(elif|except|finally)\b.*:$", 3),
-        (r"\b(None|True|False)\b", 1), (r"^\s*@\w+", 1), (r"\bprint\(", 1), (r"^\s*async def ", 3),
-        (r'^\s*"""', 2), (r"^\s*with .+ as \w+:", 3), (r"^\s*if __name__ ==", 4),
+        (r"^[ \t]*def \w+\(.*\)[ \t]*(?:->[ \t]*[\w\[\],.|][\w\[\],.| ]*)?:" + _EOL, 4),
+        (r"^[ \t]*class \w+(?:\(.*\))?:" + _EOL, 4),
+        (r"^[ \t]*(?:from [\w.]+ )?import [\w.]+", 3), (r"\bself\.\w+", 2),
+        (r"^[ \t]*(?:elif|except|finally)\b.*:$", 3),
+        (r"\b(?:None|True|False)\b", 1), (r"^[ \t]*@\w", 1), (r"\bprint\(", 1), (r"^[ \t]*async def ", 3),
+        (r'^[ \t]*"""', 2), (r"^[ \t]*with .+ as \w+:", 3), (r"^[ \t]*if __name__ ==", 4),
     ],
     "typescript": [
-        (r"^\s*(export )?interface \w+", 4), (r"^\s*(export )?type \w+(<.*>)? =", 4),
-        (r":\s*(string|number|boolean|void|unknown|any|never)\b", 3), (r"\w+<[A-Z]\w*>", 1),
-        (r"^\s*(export )?enum \w+", 2), (r"\b(private|public|readonly|implements)\b", 2),
-        (r"\bas (const|string|number|any)\b", 2),
+        (r"^[ \t]*(?:export )?interface \w", 4), (r"^[ \t]*(?:export )?type \w+(?:<.*>)? =", 4),
+        (r":[ \t]*(?:string|number|boolean|void|unknown|any|never)\b", 3), (r"\w<[A-Z]\w*>", 1),
+        (r"^[ \t]*(?:export )?enum \w", 2), (r"\b(?:private|public|readonly|implements)\b", 2),
+        (r"\bas (?:const|string|number|any)\b", 2),
     ],
     "javascript": [
-        (r"^\s*(export )?(const|let|var) \w+ =", 2), (r"^\s*(export (default )?)?(async )?function\*? ?\w*\(", 3),
+        (r"^[ \t]*(?:export )?(?:const|let|var) \w+ =", 2),
+        (r"^[ \t]*(?:export (?:default )?)?(?:async )?function\*? ?\w*\(", 3),
         (r"=>", 1), (r"\brequire\(['\"]", 3), (r"\bconsole\.\w+\(", 2),
-        (r"^\s*import .* from ['\"]", 3), (r"^\s*(module\.)?exports\b", 3), (r"\bawait\b", 1),
-        (r"[;{}]\s*$", 1),
+        (r"^[ \t]*import .* from ['\"]", 3), (r"^[ \t]*(?:module\.)?exports\b", 3), (r"\bawait\b", 1),
+        (r"[;{}]" + _EOL, 1),
     ],
     "go": [
-        (r"^package \w+", 5), (r"^func (\(\w+ \*?\w+\) )?\w+\(", 5), (r":=", 2),
-        (r"\bfmt\.\w+\(", 3), (r"^import \($", 4), (r"^type \w+ (struct|interface) \{", 5),
+        (r"^package \w", 5), (r"^func (?:\(\w+ \*?\w+\) )?\w+\(", 5), (r":=", 2),
+        (r"\bfmt\.\w+\(", 3), (r"^import \($", 4), (r"^type \w+ (?:struct|interface) \{", 5),
         (r"\berr != nil\b", 4),
     ],
     "rust": [
-        (r"^\s*(pub(\(crate\))? )?fn \w+", 5), (r"\blet mut\b", 4), (r"^\s*use [\w:]+(::\{.*\})?;", 4),
-        (r"^\s*impl\b", 4), (r"^\s*#\[\w+", 3), (r"\w+::\w+", 1), (r"\b(Some|Ok|Err)\(", 2),
-        (r"\w+!\(", 2), (r"&mut\b|&self\b", 3),
+        (r"^[ \t]*(?:pub(?:\(crate\))? )?fn \w", 5), (r"\blet mut\b", 4),
+        (r"^[ \t]*use [\w:]+(?:::\{.*\})?;", 4),
+        (r"^[ \t]*impl\b", 4), (r"^[ \t]*#\[\w", 3), (r"\w::\w", 1), (r"\b(?:Some|Ok|Err)\(", 2),
+        (r"\w!\(", 2), (r"&mut\b|&self\b", 3),
     ],
     "bash": [
-        (r"^#!.*\b(ba|z)?sh\b", 6), (r"^\s*\$ \w", 3),
-        (r"^\s*(sudo |export |cd |echo |curl |wget |npm |npx |pnpm |yarn |bun |pip3? |uv |git |docker |brew |"
-         r"apt(-get)? |mkdir |chmod |rm |cp |mv |ls |cat |source |claude |opencode |go |cargo |python3? -m |"
-         r"which |choco |scoop |winget |nix |paru |make |kubectl |gh |ssh |tar |grep |sed |jq )", 3),
-        (r"^\s*[A-Z_][A-Z0-9_]*=\S+ [a-z]", 3),
-        (r"^\s*\w+=\S*$", 1), (r"\s(\|\||&&|\|)\s", 1), (r"\$\{?\w+\}?", 1), (r"^\s*#\s", 1),
-        (r"\s--?[a-z][\w-]*", 1), (r"^\s*(if \[|fi$|then$|do$|done$|esac$)", 3),
+        (r"^#!.*\b(?:ba|z)?sh\b", 6), (r"^[ \t]*\$ \w", 3),
+        (r"^[ \t]*(?:sudo |export |cd |echo |curl |wget |npm |npx |pnpm |yarn |bun |pip3? |uv |git |docker |"
+         r"brew |apt(?:-get)? |mkdir |chmod |rm |cp |mv |ls |cat |source |claude |opencode |go |cargo |"
+         r"python3? -m |which |choco |scoop |winget |nix |paru |make |kubectl |gh |ssh |tar |grep |sed |jq )", 3),
+        (r"^[ \t]*[A-Z_][A-Z0-9_]*=\S+ [a-z]", 3),
+        (r"^[ \t]*\w+=\S*$", 1), (r"\s(?:\|\||&&|\|)\s", 1), (r"\$\{?\w+\}?", 1), (r"^[ \t]*#\s", 1),
+        (r"\s--?[a-z][\w-]*", 1), (r"^[ \t]*(?:if \[|fi$|then$|do$|done$|esac$)", 3),
     ],
     "yaml": [
-        (r"^\s*[\w.-]+:\s*$", 2), (r"^\s*[\w.-]+: \S", 2), (r"^\s*- [\w\"']", 1),
-        (r"^---\s*$", 2),
+        (r"^[ \t]*[\w.-]+:" + _EOL, 2), (r"^[ \t]*[\w.-]+: \S", 2), (r"^[ \t]*- [\w\"']", 1),
+        (r"^---" + _EOL, 2),
     ],
 }
 _COMPILED = {lang: [(re.compile(p, re.MULTILINE), w) for p, w in sigs] for lang, sigs in _SIGNALS.items()}

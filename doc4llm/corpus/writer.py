@@ -118,13 +118,18 @@ class SetWriter:
                          url, parsed.line_count, slug_anchors=slug_anchors)
         status = "created" if not page_dir.exists() else "unchanged"
         page_dir.mkdir(parents=True, exist_ok=True)
-        for name, text in ((CONTENT_FILE, content), (TOC_FILE, toc)):
-            path = page_dir / name
-            if path.is_file() and path.read_bytes() == text.encode("utf-8"):
-                continue
-            atomic_write_text(path, text)
-            if status == "unchanged":
-                status = "updated"
+        try:
+            for name, text in ((CONTENT_FILE, content), (TOC_FILE, toc)):
+                path = page_dir / name
+                if path.is_file() and path.read_bytes() == text.encode("utf-8"):
+                    continue
+                atomic_write_text(path, text)
+                if status == "unchanged":
+                    status = "updated"
+        except BaseException:
+            if status == "created":  # no half-written page: a folder without both files goes
+                shutil.rmtree(page_dir, ignore_errors=True)
+            raise
         if status == "updated":  # a rewrite in place changes no folder: touch the set's
             try:  # freshness signal (index/freshness.py) so searches re-scan it at once
                 os.utime(self.set_dir)

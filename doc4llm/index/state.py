@@ -18,10 +18,13 @@ def index_states(docs_dir: Path) -> dict[str, str]:
             done = conn.execute("SELECT count(*) FROM vec_done WHERE set_name=?", (name,)).fetchone()[0]
             emb = conn.execute("SELECT embedder FROM vec_sets WHERE set_name=?", (name,)).fetchone()
             # which embedder made the vectors: another one (--embedder) cannot use them
-            out[name] = f"{n} sections, vectors {done}/{n}" + (f" ({emb[0]})" if emb and emb[0] else "")
-            problem = check_vectors(docs_dir, conn, name)  # checksums of the vector files
-            if problem:
-                out[name] += f", vectors DAMAGED ({problem}; `doc4llm index` rebuilds them)"
+            made_by = f" ({emb[0]})" if emb and emb[0] else ""
+            problem = check_vectors(docs_dir, conn, name)  # checksums, or shape and count
+            if problem:  # damaged vectors are not counted as done: search cannot use them
+                out[name] = (f"{n} sections, vectors DAMAGED{made_by} ({problem}; "
+                             "`doc4llm index` rebuilds them)")
+            else:
+                out[name] = f"{n} sections, vectors {done}/{n}{made_by}"
         return out
     finally:
         conn.close()

@@ -179,8 +179,9 @@ def check_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str) -> st
     """What is wrong with the set's current vector files, or None (also when it has none).
 
     Reads every file in full: for `doc4llm sets`, `doc4llm index` and tests; a search
-    verifies only the files it loads (load_indexes)."""
-    row = conn.execute("SELECT generation FROM vec_sets WHERE set_name=?", (set_name,)).fetchone()
+    verifies only the files it loads (load_indexes). Without a checksum file (deleted, or a
+    generation older than checksums) the files are opened and checked for shape and count."""
+    row = conn.execute("SELECT embedder, dim, generation FROM vec_sets WHERE set_name=?", (set_name,)).fetchone()
     if not row or not row["generation"]:
         return None
     generation = row["generation"]
@@ -189,12 +190,67 @@ def check_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str) -> st
              *matrix_paths(docs_dir, set_name, generation).values()]
     if sums is None:
         missing = [p.name for p in files[:2] if not p.is_file()]
-        return f"missing vector file {missing[0]}" if missing else None
+        if missing:
+            return f"missing vector file {missing[0]}"
+        return _structure_problem(docs_dir, conn, set_name, row)
     for p in files:
         if not p.is_file():
             return f"missing vector file {p.name}"
         if sums.get(p.name) != _file_sha256(p):
             return f"checksum mismatch in {p.name}"
+    return None
+
+
+def expected_vectors(conn: sqlite3.Connection, set_name: str) -> int:
+    """How many vectors of each kind a set's files must hold at least: one for every
+    section recorded as embedded that has enough words. (More is fine: vectors of
+    sections removed since the last build stay until the next one.)"""
+    return conn.execute("SELECT count(*) FROM vec_done v JOIN sections s ON s.id = v.section_id"
+                        " WHERE v.set_name=? AND coalesce(s.words, 0) >= ?", (set_name, MIN_WORDS)).fetchone()[0]
+
+
+def shape_problem(indexes: dict, dim: int, expected: int) -> str | None:
+    """What is wrong with loaded vectors, read from their shape alone, or None.
+
+    The checksum file catches any changed byte, but it can be deleted with the damage, and a
+    truncated or swapped file must not pass as 'fewer vectors' (search would silently lose
+    them): both kinds present, the recorded dimension, one key per row, and at least as many
+    vectors as the index database says were embedded."""
+    for kind in KINDS:
+        idx = indexes.get(kind)
+        if idx is None:
+            return f"no {kind} vectors"
+        if isinstance(idx, MatrixIndex):
+            keys, vecs = idx.keys, idx.vectors
+            if keys.ndim != 1 or vecs.ndim != 2 or vecs.shape != (len(keys), dim):
+                return (f"{kind} matrix has shape {tuple(vecs.shape)} for {len(keys)} keys, "
+                        f"expected ({len(keys)}, {dim})")
+        elif idx.ndim != dim:
+            return f"{kind} vectors have dimension {idx.ndim}, expected {dim}"
+        if len(idx) < expected:
+            return f"{kind} vectors hold {len(idx)} of the {expected} embedded sections (truncated?)"
+    return None
+
+
+def _structure_problem(docs_dir: Path, conn: sqlite3.Connection, set_name: str, row: sqlite3.Row) -> str | None:
+    """Open every vector file of the current generation and check its shape and count."""
+    generation = row["generation"]
+    expected = expected_vectors(conn, set_name)
+    sets: list[tuple[str, dict]] = []
+    try:
+        # as for a build (check_vectors runs before one): the embedder's runtime loads first
+        Index = _usearch(row["embedder"] or "")
+        sets.append(("usearch", {k: Index.restore(str(p), view=True)
+                                 for k, p in vector_paths(docs_dir, set_name, generation).items()}))
+        mats = matrix_paths(docs_dir, set_name, generation)
+        if all(p.is_file() for p in mats.values()):  # generations before the matrix copy have none
+            sets.append(("matrix", {k: MatrixIndex(p) for k, p in mats.items()}))
+    except Exception as exc:  # usearch and numpy raise their own errors on a cut file
+        return f"unreadable vector file ({exc})"
+    for what, indexes in sets:
+        problem = shape_problem(indexes, row["dim"], expected)
+        if problem:
+            return f"{what}: {problem}"
     return None
 
 
@@ -219,33 +275,39 @@ def load_indexes(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedd
     if not row or row["embedder"] != embedder_id or not row["generation"]:
         return None
     sums = _read_sums(docs_dir, set_name, row["generation"])
+    expected = expected_vectors(conn, set_name)
     if not for_update:
         n = conn.execute("SELECT count(*) FROM vec_done WHERE set_name=?", (set_name,)).fetchone()[0]
         mats = matrix_paths(docs_dir, set_name, row["generation"])
         small = n <= BRUTE_FORCE_MAX and (searched_total <= BRUTE_FORCE_MAX or n < HNSW_SET_MIN)
         if small and all(p.is_file() for p in mats.values()):
             try:
-                return {k: MatrixIndex(_verified_bytes(p, sums)) for k, p in mats.items()}
+                return _checked({k: MatrixIndex(_verified_bytes(p, sums)) for k, p in mats.items()},
+                                row["dim"], expected)
             except CorruptVectors:
                 raise
-            except Exception:
-                pass  # fall back to usearch
+            except Exception as exc:  # a file that is there but does not load is damaged
+                raise CorruptVectors(f"unreadable vector file ({exc})") from None
     paths = vector_paths(docs_dir, set_name, row["generation"])
     if not all(p.is_file() for p in paths.values()):
-        if sums is not None:
-            raise CorruptVectors(f"missing vector file of generation {row['generation']}")
-        return None
+        raise CorruptVectors(f"missing vector file of generation {row['generation']}")
     if sums is not None:
         for p in paths.values():  # a memory-mapped file is hashed once on open
             if sums.get(p.name) != _file_sha256(p):
                 raise CorruptVectors(f"checksum mismatch in {p.name}")
     Index = _usearch(embedder_id, for_query=not for_update)
     try:
-        return {k: Index.restore(str(p), view=True) for k, p in paths.items()}
+        indexes = {k: Index.restore(str(p), view=True) for k, p in paths.items()}
     except Exception as exc:
-        if sums is not None:
-            raise CorruptVectors(f"unreadable vector file ({exc})") from None
-        return None
+        raise CorruptVectors(f"unreadable vector file ({exc})") from None
+    return _checked(indexes, row["dim"], expected)
+
+
+def _checked(indexes: dict, dim: int, expected: int) -> dict:
+    problem = shape_problem(indexes, dim, expected)
+    if problem:
+        raise CorruptVectors(problem)
+    return indexes
 
 
 def pending_sections(conn: sqlite3.Connection, set_name: str) -> list[sqlite3.Row]:

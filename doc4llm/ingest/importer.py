@@ -56,12 +56,23 @@ class ImportSummary:
         }
 
 
+def printable_name(name: str) -> str:
+    """A file name as UTF-8 text: bytes that are not UTF-8 (which Python carries as lone
+    surrogates and cannot write) become `\\xff` escapes. The escaped form is what a page
+    records as its source and key, so a re-import finds the same page again."""
+    try:
+        name.encode("utf-8")
+        return name
+    except UnicodeEncodeError:
+        return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def find_markdown_files(root: Path, max_bytes: int, skipped: list[dict]) -> list[Path]:
     """Markdown files under `root`, skipping hidden, vendored and symlinked folders."""
     files: list[Path] = []
 
     def unlistable(err: OSError) -> None:
-        rel = Path(err.filename).relative_to(root).as_posix() if err.filename else "?"
+        rel = printable_name(Path(err.filename).relative_to(root).as_posix()) if err.filename else "?"
         skipped.append({"path": rel, "reason": f"cannot list folder: {err.strerror}", "folder": True})
 
     for dirpath, dirnames, filenames in os.walk(root, onerror=unlistable, followlinks=False):
@@ -72,7 +83,7 @@ def find_markdown_files(root: Path, max_bytes: int, skipped: list[dict]) -> list
             if d.startswith(".") or d in SKIP_DIRS:
                 continue
             if full.is_symlink():
-                skipped.append({"path": str(full.relative_to(root)), "reason": "symlinked folder"})
+                skipped.append({"path": printable_name(str(full.relative_to(root))), "reason": "symlinked folder"})
                 continue
             keep.append(d)
         dirnames[:] = keep
@@ -81,14 +92,15 @@ def find_markdown_files(root: Path, max_bytes: int, skipped: list[dict]) -> list
             if path.suffix.lower() not in MARKDOWN_SUFFIXES or name.startswith("."):
                 continue
             if path.is_symlink() and not path.resolve().is_relative_to(root):
-                skipped.append({"path": str(path.relative_to(root)), "reason": "symlink out of the folder"})
+                skipped.append({"path": printable_name(str(path.relative_to(root))),
+                                "reason": "symlink out of the folder"})
                 continue
             if not path.is_file():  # a dangling symlink, a FIFO...: must not abort the import
-                skipped.append({"path": str(path.relative_to(root)), "reason": "not a regular file"})
+                skipped.append({"path": printable_name(str(path.relative_to(root))), "reason": "not a regular file"})
                 continue
             size = path.stat().st_size
             if size > max_bytes:
-                skipped.append({"path": str(path.relative_to(root)),
+                skipped.append({"path": printable_name(str(path.relative_to(root))),
                                 "reason": f"larger than {max_bytes // (1024 * 1024)} MB ({size} bytes)"})
                 continue
             files.append(path)
@@ -156,29 +168,33 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
                 progress: Callable[[int, int, str], None] | None = None) -> ImportSummary:
     src = Path(path).expanduser()
     if not src.exists():
-        raise InputError(f"{src} does not exist")
+        raise InputError(f"{printable_name(str(src))} does not exist")
     src = src.resolve()
+    shown_src = printable_name(str(src))
     docs_dir = Path(docs_dir).resolve()
     if src == docs_dir or docs_dir in src.parents:
-        raise InputError(f"{src} is inside the docs dir {docs_dir}: import from a folder outside it")
+        raise InputError(f"{shown_src} is inside the docs dir {docs_dir}: import from a folder outside it")
     summary = ImportSummary(set_name)
     if src.is_file():
         if src.suffix.lower() not in MARKDOWN_SUFFIXES:
-            raise InputError(f"{src.name} is not a markdown file (.md, .markdown or .mdx)")
+            raise InputError(f"{printable_name(src.name)} is not a markdown file (.md, .markdown or .mdx)")
         if src.stat().st_size > max_bytes:
-            raise InputError(f"{src.name} is larger than the {max_bytes // (1024 * 1024)} MB limit")
+            raise InputError(f"{printable_name(src.name)} is larger than the {max_bytes // (1024 * 1024)} MB limit")
         root, files = src.parent, [src]
     else:
         root, files = src, find_markdown_files(src, max_bytes, summary.skipped)
     if not files:
         skipped = "; ".join(f"{s['path']}: {s['reason']}" for s in summary.skipped[:5])
-        raise InputError(f"no markdown files (.md, .markdown, .mdx) to import in {src}"
+        raise InputError(f"no markdown files (.md, .markdown, .mdx) to import in {shown_src}"
                          + (f" (skipped {skipped})" if skipped else ""))
 
-    writer = SetWriter(docs_dir, set_name, origin=f"import:{src}")
+    writer = SetWriter(docs_dir, set_name, origin=f"import:{shown_src}")
     keys: set[str] = set()
     for i, file in enumerate(files, 1):
-        rel = file.relative_to(root).as_posix()
+        raw_rel = file.relative_to(root).as_posix()
+        rel = printable_name(raw_rel)
+        if rel != raw_rel:
+            summary.warnings.append(f"{rel}: file name is not valid UTF-8; recorded with \\x escapes")
         text, lossy = read_text_lossy(file)
         if "\x00" in text:
             summary.skipped.append({"path": rel, "reason": "binary content (NUL bytes)"})
@@ -193,7 +209,7 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
         # line-for-line rewrites first: a role in the H1 must be gone when it becomes the title
         text = rewrite_mkdocs_inline(rewrite_mkdocs_blocks(text))
         text = rewrite_myst_roles(rewrite_myst_blocks(text))
-        title, body = page_title_and_body(text, file.stem)
+        title, body = page_title_and_body(text, printable_name(file.stem))
         result = writer.write_page(title, body, source=rel, key=rel)
         keys.add(rel)
         getattr(summary, result.status).append(result.folder)
@@ -203,7 +219,7 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
         found = {s["path"] for s in summary.skipped if not s.get("folder")}
         hidden = tuple(s["path"] + "/" for s in summary.skipped if s.get("folder"))
         summary.pruned = writer.prune(keys | found | {k for k in writer.keys() if k.startswith(hidden)})
-    writer.finish({"root": str(src), "imported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    writer.finish({"root": shown_src, "imported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
                    "files": len(keys)})
     for w in summary.warnings:
         print(f"doc4llm: warning: {w}", file=sys.stderr)

@@ -24,7 +24,8 @@ from doc4llm.ingest.code_spans import code_spans, map_outside_fences
 
 _ROLE = re.compile(r"\{([A-Za-z][\w:.+-]{0,40})\}")
 _RUN = re.compile(r"`+")
-_EXPLICIT = re.compile(r"^(.*?)\s*<([^<>]*)>$", re.DOTALL)
+# `title <target>`: greedy to the last `<` (a lazy title before `\s*` rescanned every space)
+_EXPLICIT = re.compile(r"^(.*)<([^<>]*)>$", re.DOTALL)
 _CODE_ROLES = {
     "func", "meth", "class", "mod", "attr", "data", "const", "exc", "obj", "any", "envvar",
     "option", "program", "command", "file", "samp", "kbd", "code", "literal", "type",
@@ -46,8 +47,8 @@ def render_role(name: str, content: str) -> str:
     role = name.casefold().rsplit(":", 1)[-1]  # `py:func`, `std:ref`
     content = content.strip()
     explicit = _EXPLICIT.match(content)
-    if explicit and explicit.group(1):
-        title = explicit.group(1)
+    if explicit and explicit.group(1).rstrip():
+        title = explicit.group(1).rstrip()
     else:
         title = explicit.group(2) if explicit else content
     title = title.lstrip("~!").strip() or content

@@ -367,7 +367,7 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
             or report["off_domain"]:  # always abstain
         conf = min(conf, ABSENT_TERM_CAP, ABSTAIN_BELOW - 1)
     named_page = bool(ranked[0].parts.get("rerank.page_entry"))
-    if named_page and not (report["strong_absent"] or report["absent_names"]):
+    if named_page and not (report["strong_absent"] or report["absent_names"] or report["off_domain"]):
         # the query is the name of a page (`npm ci` -> page `npm-ci`) and result 1 opens it:
         # the model's features (coverage, BM25 margin) say little about a two-word name
         conf = max(conf, NAMED_PAGE_CONFIDENCE)

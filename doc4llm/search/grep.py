@@ -20,8 +20,8 @@ from doc4llm.errors import InputError, NotFoundError
 
 MAX_PATTERN_CHARS = 1000
 MAX_SECTIONS = 8  # sections shown; the rest are counted
-MAX_LINES = 3  # matching lines shown per section
-LINE_CHARS = 160  # a shown line is cut around its first match
+MAX_LINES = 2  # matching lines shown per section
+LINE_CHARS = 120  # a shown line is cut around its first match
 RE2_MAX_MEM = 8 << 20  # a pattern whose program needs more is refused, not run
 
 
@@ -33,7 +33,7 @@ class _Hit:
     heading_hit: bool = False
 
 
-def compile_pattern(pattern: str, *, ignore_case: bool, fixed: bool):
+def compile_pattern(pattern: str, *, ignore_case: bool, fixed: bool, word: bool = False):
     """An RE2 program for the pattern (or the fixed string); InputError with RE2's reason."""
     if not pattern:
         raise InputError("the pattern is empty", hint="doc4llm grep 'sync.batch_size' -F")
@@ -45,6 +45,10 @@ def compile_pattern(pattern: str, *, ignore_case: bool, fixed: bool):
 
     if not fixed:  # GNU grep's basic-syntax alternation, which agents type by habit
         pattern = pattern.replace("\\|", "|")
+    if word:  # whole words only (`sla`, not "translate"): RE2's \b, around the escaped text for -F
+        # as ripgrep's -w: no word character right before or after (so `--flag` works too)
+        pattern = rf"(?:^|\W)(?:{re2.escape(pattern) if fixed else pattern})(?:\W|$)"
+        fixed = False
     opts = re2.Options()
     opts.case_sensitive = not ignore_case
     opts.literal = fixed
@@ -83,12 +87,13 @@ def _section_at(sections: list[Section], line_no: int, cursor: int) -> tuple[Sec
 
 
 def grep_docs(docs_dir: Path, pattern: str, *, sets: list[str] | None = None, ignore_case: bool = False,
-              fixed: bool = False, max_sections: int = MAX_SECTIONS, max_lines: int = MAX_LINES) -> dict:
+              fixed: bool = False, word: bool = False, max_sections: int = MAX_SECTIONS,
+              max_lines: int = MAX_LINES) -> dict:
     """Every line of every page in the chosen sets that matches, grouped by section.
 
     Sections whose heading matches come first (the place a name is defined), then those
     with the most matching lines, then page order."""
-    prog = compile_pattern(pattern, ignore_case=ignore_case, fixed=fixed)
+    prog = compile_pattern(pattern, ignore_case=ignore_case, fixed=fixed, word=word)
     if max_sections < 1 or max_lines < 1:
         raise InputError("--max-sections and --max-lines must be at least 1")
     chosen = select_sets(docs_dir, sets)

@@ -16,6 +16,15 @@ RANK_OFFSET = 1.0  # 1 / (rank + offset): rank 1 weighs 0.5, rank 2 0.33, rank 3
 DEPTH = 8  # results taken from each phrasing before fusing
 
 
+OFF_DOMAIN_FACTOR = 0.5  # as pipeline.OFF_DOMAIN_FACTOR: another product's section counts half
+ASKED_ABSENT_CAP = 30  # confidence when the question names something the docs never mention
+
+
+def _absent_names(run: dict) -> list[str]:
+    cov = run.get("coverage") or {}
+    return [*(cov.get("strong_absent") or []), *(cov.get("absent_names") or [])]
+
+
 def check_phrasings(query: str, phrasings: list[str]) -> None:
     """Empty or too many phrasings are a usage error (exit 2), not a silent no-op."""
     from doc4llm.errors import InputError
@@ -45,13 +54,23 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
             found_in.setdefault(key, []).append(i)
             if key not in best or r["rank"] < best[key][0]:
                 best[key] = (r["rank"], r)
+    domain = set((runs[0].get("analysis") or {}).get("domain_sets") or [])
+    if domain:  # the question names a product: its rewordings are about that product too
+        for key in score:
+            if key[0] not in domain:
+                score[key] *= OFF_DOMAIN_FACTOR
     order = sorted(score, key=lambda key: (-score[key], best[key][0]))[:k]
     results = []
     for rank, key in enumerate(order, 1):
         r = dict(best[key][1])
         r["rank"] = rank
         r["phrasings"] = found_in[key]
+        r.pop("nearby", None)
         results.append(r)
+    if results and not all(run["abstained"] for run in runs):
+        from doc4llm.search.pipeline import nearby_sections
+
+        results[0]["nearby"] = nearby_sections(searcher.docs_dir, results[0])
     tops = [i for i, run in enumerate(runs) if run["results"] and order and _key(run["results"][0]) == order[0]]
     lead = max(tops, key=lambda i: runs[i]["confidence"]) if tops else \
         max(range(len(runs)), key=lambda i: runs[i]["confidence"])
@@ -64,13 +83,26 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
         out["confidence"] = max(runs[i]["confidence"] for i in tops)
     else:  # the fused first result is no phrasing's first: no phrasing vouches for it alone
         out["confidence"] = min(out["confidence"], max(run["confidence"] for run in runs))
+    # names the docs never mention, from every phrasing: the question's own (run 0) say the
+    # docs do not cover what it asks about, whatever another phrasing found; a guessed name
+    # that is absent tells the agent not to look for it again
+    asked = _absent_names(runs[0]) or (((runs[0].get("guidance") or {}).get("missing") or [])
+                                       if runs[0]["abstained"] else [])
+    missing = list(dict.fromkeys([*asked, *(w for run in runs for w in _absent_names(run)),
+                                  *(w for run in runs for w in ((run.get("guidance") or {}).get("missing") or []))]))
+    if runs[0]["abstained"] and not out["abstained"] and out["confidence"] > ASKED_ABSENT_CAP:
+        # the question as asked found nothing: another phrasing's find is a lead, not a verdict
+        out["confidence"] = ASKED_ABSENT_CAP
+        out["confidence_explanation"] = (
+            f"the question names {', '.join(asked[:3])}, which these docs never mention; the results "
+            "match its other words" if asked else
+            "the question as asked matches no section well; these results come from the other phrasings")
     if out["abstained"]:
         for r in results:
             r["relevance"] = "low"
             r["weak_neighbour"] = True
-        missing = [w for run in runs for w in ((run.get("guidance") or {}).get("missing") or [])]
-        if out.get("guidance"):
-            out["guidance"] = dict(out["guidance"], missing=list(dict.fromkeys(missing)))
+    if missing:
+        out["guidance"] = dict(out.get("guidance") or runs[0].get("guidance") or {}, missing=missing)
     elif out["confidence"] >= 60:
         out["guidance"] = None
     out["timing_ms"] = {"total": round(sum(run.get("timing_ms", {}).get("total", 0.0) for run in runs), 1)}

@@ -182,6 +182,34 @@ def context_lines(conn, row: dict, window: int) -> list[int]:
     return [min(lo or row["start"], row["start"]), max(hi or row["end"], row["end"])]
 
 
+NEARBY = 3  # neighbouring headings listed under result 1
+
+
+def nearby_sections(docs_dir, result: dict) -> list[dict]:
+    """The headings next to result 1 on its page (its subsections, else its siblings, the
+    nearest first), so an agent choosing between a page's intro, a step and its neighbour
+    sees them without a `toc` call. Read from the page file; none when it is absent."""
+    from doc4llm.corpus.model import DocSet
+
+    doc_set = DocSet(docs_dir / result["doc_set"])
+    page = doc_set.page(result["page"]) if doc_set.path.is_dir() else None
+    if page is None:
+        return []
+    secs = [x for x in page.sections() if x.level > 0]
+    me = next((x for x in secs if x.start == result["lines"][0]), None)
+    if me is None:
+        return []
+    kids = [x for x in secs if x.heading_path[:-1] == me.heading_path and x.level > me.level]
+    if kids:
+        chosen = kids[:NEARBY]
+    else:
+        sibs = [x for x in secs if x is not me and x.heading_path[:-1] == me.heading_path[:-1]
+                and x.level == me.level]
+        chosen = sorted(sorted(sibs, key=lambda x: abs(x.index - me.index))[:NEARBY], key=lambda x: x.start)
+    return [{"heading": x.title, "lines": [x.start, x.end], "tokens": x.tokens, "child": bool(kids)}
+            for x in chosen]
+
+
 def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy: str, explain: bool,
                timing: dict, context: str | None = None) -> dict:
     trace: list[dict] = []
@@ -211,6 +239,8 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
         if window and c.sid not in chunks:
             res["context_lines"] = context_lines(searcher.conn, row, window)
         results.append(res)
+    if results and not verdict.abstain:
+        results[0]["nearby"] = nearby_sections(searcher.docs_dir, results[0])
     abstained = verdict.abstain
     guidance = None
     if abstained or verdict.confidence < 60:

@@ -13,8 +13,11 @@ from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.reader import read_command
 
 # best lines shown per result, by rank: the first result gets the most room
-LINES_BY_RANK = (3, 2, 1)
+LINES_BY_RANK = (3, 1, 1)
 ABSTAINED_SHOWN = 2  # an abstention still shows its two best candidates
+# the ready `read` command is printed while result 1 may not answer: above this, agents
+# answered from the lines shown and the line was spent tokens (agent study, round 2)
+READ_HINT_BELOW = 60
 
 
 def _where(r: dict) -> str:
@@ -33,12 +36,21 @@ def _result_block(r: dict, n_lines: int, show_set: bool) -> str:
     out = [head]
     for ln in (r.get("best_lines") or [])[:n_lines]:
         out.append(f"   {ln['line']}: {ln['text']}")
+    near = r.get("nearby") or []
+    if near and n_lines and r["rank"] == 1:
+        label = "subsections" if all(x.get("child") for x in near) else "next to it"
+        out.append(f"   {label}: " + " · ".join(f"{_short(x['heading'])} {x['lines'][0]}-{x['lines'][1]}"
+                                               for x in near))
     also = r.get("also_in") or []
     if also:
         pages = list(dict.fromkeys(x.get("source") or x["page"] for x in also))
         more = f" (+{len(pages) - 2})" if len(pages) > 2 else ""
         out.append(f"   same text also in: {', '.join(pages[:2])}{more}")
     return "\n".join(out)
+
+
+def _short(text: str, limit: int = 32) -> str:
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
 def _header(result: dict, show_set: bool) -> list[str]:
@@ -90,7 +102,7 @@ def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, d
     if not results and not result["abstained"]:
         out.append("no results")
     tail = [f"warning: {w}" for w in result.get("warnings", [])]
-    if results and not result["abstained"]:
+    if results and not result["abstained"] and result["confidence"] < READ_HINT_BELOW:
         r = results[0]
         tail.insert(0, "read: " + read_command(_where(r), r["doc_set"], *r["lines"], docs_dir))
     if result["abstained"]:

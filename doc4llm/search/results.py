@@ -68,7 +68,7 @@ def best_passage(text: str, first_line: int, query_stems: list[str], terms: list
     return best[2], [best[0], best[1]]
 
 
-BEST_LINE_CHARS = 150  # a best line is cut around its first matched word
+BEST_LINE_CHARS = 110  # a best line is cut around its first matched word
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 # bare tags, table rules, the page header's source line

@@ -29,7 +29,9 @@ _MAX_CRAWL_DELAY = 10.0
 
 # linear on hostile text: a link text never runs past another `[`, a title never past a line
 _MD_LINK = re.compile(r"\[([^\[\]\n]*)\]\(\s*+<?([^)\s>]++)>?(?:\s++\"[^\"\n]*\")?\s*+\)")
-_SOURCE_LINE = re.compile(r"^\s*(?:>\s*)?(?:\*\*)?Source(?:\*\*)?\s*:\s*(\S+)", re.IGNORECASE | re.MULTILINE)
+# `[ \t]`, not `\s`: under MULTILINE a `^\s*` runs on across every following blank line
+_SOURCE_LINE = re.compile(r"^[ \t]*(?:>[ \t]*)?(?:\*\*)?Source(?:\*\*)?[ \t]*:[ \t]*(\S+)",
+                          re.IGNORECASE | re.MULTILINE)
 _MAX_SITEMAP_BYTES = 50_000_000
 
 
@@ -106,6 +108,8 @@ async def _robots(fetcher: Fetcher, site: str, options: ScrapeOptions, found: Di
     if result.outcome == OK:
         found.robots = parse_robots(decode_body(result.body, result.charset), options.user_agent)
         found.info["robots_txt"] = True
+        if found.robots.truncated_at is not None:  # RFC 9309 2.5: the rest is ignored
+            found.info["robots_txt_truncated_at"] = found.robots.truncated_at
         if found.robots.crawl_delay:
             fetcher.throttle.delay = max(fetcher.throttle.delay,
                                          min(found.robots.crawl_delay, _MAX_CRAWL_DELAY))

@@ -65,7 +65,8 @@ _HEADING_ESCAPES = re.compile(
     r"|<(?=[A-Za-z/!?])"  # an HTML tag or autolink
     r"|&(?=#?\w+;)"  # an entity
     r"|~(?=~)|(?<=~)~"  # strikethrough
-    r"|(?<!\w)_++|_++(?!\w)"  # `_` runs at a word edge (`__init__`), not snake_case
+    r"|(?<!\w)_++|(?<!_)_++(?!\w)"  # `_` runs at a word edge (`__init__`), not snake_case;
+    # each run is tried from its first `_` only: from every one, a long run cost n^2
     r"|\{(?=[^{}]*\}\s*$)"  # a trailing `{...}` read as an attribute list
     r"|(?<=\s)#+\s*$"  # a trailing `#` run, read as a closing sequence
 )

@@ -12,7 +12,8 @@ from urllib.parse import urljoin
 from doc4llm.ingest.scrape.urls import canonical_url
 
 _FRONT_MATTER = re.compile(r"\A---\s*\n(.*?)\n---\s*\n", re.DOTALL)
-_FM_TITLE = re.compile(r"^title:\s*[\"']?(.*?)[\"']?\s*$", re.MULTILINE)
+# the value is trimmed in Python: a lazy `(.*?)` before `\s*$` rescanned every trailing space
+_FM_TITLE = re.compile(r"^title:[ \t]*(.*)$", re.MULTILINE)
 _LINK = re.compile(r"(!?\[[^\[\]\n]*\]\()\s*+<?([^)\s>]++)>?")  # text stops at `[`: linear
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -23,6 +24,16 @@ def looks_like_html(text: str) -> bool:
     return head.startswith(("<!doctype", "<html", "<head", "<body"))
 
 
+def _unquote(value: str) -> str:
+    """A front-matter scalar without its surrounding whitespace and one pair of quotes."""
+    value = value.strip()
+    if value[:1] in ("'", '"'):
+        value = value[1:]
+    if value[-1:] in ("'", '"'):
+        value = value[:-1]
+    return value.strip()
+
+
 def convert_markdown(text: str, url: str, fallback_title: str = "") -> tuple[str, str, list[str]]:
     """(title, body, absolute links) of a markdown page fetched from `url`."""
     text = text.replace("\r\n", "\n").replace("\r", "\n").lstrip("\ufeff")
@@ -30,7 +41,7 @@ def convert_markdown(text: str, url: str, fallback_title: str = "") -> tuple[str
     front = _FRONT_MATTER.match(text)
     if front:
         match = _FM_TITLE.search(front.group(1))
-        title = match.group(1).strip() if match else ""
+        title = _unquote(match.group(1)) if match else ""
         text = text[front.end():]
     lines = text.split("\n")
     out: list[str] = []

@@ -75,6 +75,24 @@ def _decode_unreserved(path: str) -> str:
     return _PERCENT.sub(one, path) if "%" in path else path
 
 
+_SEPARATOR_ESCAPES = re.compile(r"%(?:2f|5c)", re.IGNORECASE)
+
+
+def server_path(path: str) -> str:
+    """The path as a lenient server resolves it: `%2F` and `%5C` (and `\\`) decoded to `/`,
+    then dot segments resolved. Python's http.server, IIS and many proxies do this, so
+    `/docs/..%2Fadmin` is `/admin` to them: scope and robots.txt decide on this form, not
+    on the spelling that looks like it is under /docs/."""
+    if "%" not in path and "\\" not in path:
+        return path
+    decoded = _SEPARATOR_ESCAPES.sub("/", path).replace("\\", "/")
+    if decoded == path:
+        return path
+    trailing = decoded.endswith("/")
+    resolved = "/" + posixpath.normpath(decoded).lstrip("/")
+    return resolved + "/" if trailing and resolved != "/" else resolved
+
+
 def extension(url: str) -> str:
     name = urlsplit(url).path.rsplit("/", 1)[-1]
     return name.rsplit(".", 1)[-1].lower() if "." in name else ""
@@ -141,16 +159,19 @@ class Scope:
         self.deny = _compile(deny or [], "deny")
 
     def reason_excluded(self, url: str) -> str | None:
-        """None when `url` (canonical) is in scope, else why not."""
+        """None when `url` (canonical) is in scope, else why not. The path is judged as
+        the server will resolve it (server_path): `/docs/..%2Fadmin` is outside /docs/."""
         parts = urlsplit(url)
         if parts.netloc != self.netloc:
             return "out of scope (other host)"
-        if any(p.search(url) for p in self.deny):
+        path = server_path(parts.path)
+        resolved = url if path == parts.path else urlunsplit(parts._replace(path=path))
+        if any(p.search(url) or p.search(resolved) for p in self.deny):
             return "denied by --deny"
         if self.allow:
-            if url != self.root and not any(p.search(url) for p in self.allow):
+            if resolved != self.root and not any(p.search(resolved) for p in self.allow):
                 return "out of scope (no --allow match)"
-        elif not (parts.path + "/").startswith(self.prefix) and url != self.root:
+        elif not (path + "/").startswith(self.prefix) and resolved != self.root:
             return "out of scope (outside path prefix)"
         return None
 
