@@ -1,10 +1,11 @@
 """Typed results of the MCP tools, and the token budget every result is fitted into.
 
-The models are what the MCP SDK publishes as each tool's `outputSchema` and validates
-`structuredContent` against, so a client gets real objects (not a JSON string inside a
-`result` field) and knows their shape before calling. Nested parts whose shape belongs to
-another layer (ask metadata, an error's parsed form) stay open objects; everything an
-agent acts on (where to read, how sure, how to continue) is typed.
+The models are what the MCP SDK validates each tool's `structuredContent` against, so a
+client gets real objects (not a JSON string inside a `result` field). Nested parts whose
+shape belongs to another layer (ask metadata, an error's parsed form) stay open objects;
+everything an agent acts on (where to read, how sure, how to continue) is typed. What
+`tools/list` publishes is smaller (`compact_schema`, `outline_schema`): every client reads
+it at every start and an agent carries it in its context.
 
 Budget: a result over `max_tokens` (estimated as characters / 4 of its JSON) drops list
 items from the end, then shortens its longest text, and says so with `truncated` and a

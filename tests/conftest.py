@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
+
+import pytest
 
 # Corpora the tests read, all inside the repository (a fresh clone has no ../shared):
 # the mdmem benchmark corpus + dev labels (tests/fixtures/mdmem) and the 82 upstream-format
@@ -37,3 +40,25 @@ def run_cli(*args: str, cwd: str | Path | None = None, env: dict | None = None,
             full_env[key] = value
     return subprocess.run([sys.executable, "-m", "doc4llm", *map(str, args)], cwd=cwd, env=full_env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(scope="session")
+def indexed_bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled md_docs sets copied once per session with their lexical index built
+    once (~1 s of CPU); tests take their own copy with `copy_indexed`, never this one."""
+    from doc4llm.index.service import build_index
+
+    docs = tmp_path_factory.mktemp("bundled") / "md_docs"
+    for set_dir in UPSTREAM.iterdir():
+        if "@" in set_dir.name and set_dir.is_dir():
+            shutil.copytree(set_dir, docs / set_dir.name)
+    build_index(docs, vectors=False)
+    return docs
+
+
+def copy_indexed(indexed: Path, dest: Path) -> Path:
+    """A private copy of `indexed_bundled` at `dest`, index included: copytree keeps the
+    files' times, so the copied index is current and a search reuses it (82 pages
+    unchanged) instead of indexing again."""
+    shutil.copytree(indexed, dest)
+    return dest

@@ -330,7 +330,7 @@ def test_a_local_openai_compatible_server_is_the_strong_tier(fake_openai, tmp_pa
     out = run_cli("index", "--embedder", "openai:nomic-embed-text", "--docs-dir", docs, env=env)
     assert out.returncode == 0, out.stderr
     res = run_cli("search", "tokens expire after one hour", "--embedder", "openai:nomic-embed-text",
-                  "--docs-dir", docs, "--json", env=env)
+                  "--docs-dir", docs, "--json", "--explain", env=env)  # --explain: the semantic state
     assert res.returncode == 0, res.stderr
     result = json.loads(res.stdout)
     assert result["semantic"]["Local@1"] == {"embedder": "openai:nomic-embed-text", "coverage": 1.0,

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import socket
 import subprocess
 import sys
@@ -18,7 +17,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import run_cli
+from conftest import copy_indexed, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 TOOLS = {"search_docs", "grep_docs", "read_section", "get_toc", "list_doc_sets", "ask_docs", "explain_error",
@@ -93,13 +92,8 @@ def _env() -> dict[str, str]:
 
 
 @pytest.fixture(scope="module")
-def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    root = tmp_path_factory.mktemp("mcp") / "md_docs"
-    root.mkdir()
-    for set_dir in (REPO / "md_docs").iterdir():
-        if "@" in set_dir.name:
-            shutil.copytree(set_dir, root / set_dir.name)
-    return root
+def docs(tmp_path_factory: pytest.TempPathFactory, indexed_bundled: Path) -> Path:
+    return copy_indexed(indexed_bundled, tmp_path_factory.mktemp("mcp") / "md_docs")
 
 
 async def _session(docs: Path) -> dict:
@@ -483,16 +477,24 @@ INIT = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize",
 INITIALIZED = json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"})
 
 
-def test_malformed_json_on_stdio_gets_a_parse_error_and_a_log_line(docs: Path) -> None:
+@pytest.fixture(scope="module")
+def raw(docs: Path) -> tuple[list[dict], str]:
+    """One raw stdio session: tools/list, a line that is not JSON, JSON that is no
+    JSON-RPC message, then a ping."""
+    return _raw_session(docs, [
+        INIT, INITIALIZED,
+        json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        '{"jsonrpc": "2.0", "id": 5, "method": "tools/list", sk-secretvalue',
+        '{"jsonrpc": "2.0", "id": 3, "params": 7}',
+        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
+    ], wait_for={1, 2, 3, 4})
+
+
+def test_malformed_json_on_stdio_gets_a_parse_error_and_a_log_line(raw: tuple[list[dict], str]) -> None:
     """A line that is not JSON gets a -32700 reply (id null), JSON that is no JSON-RPC
     message a -32600 reply with its id, each a line on stderr without the line's content;
     the session goes on."""
-    replies, stderr = _raw_session(docs, [
-        INIT, INITIALIZED,
-        '{"jsonrpc": "2.0", "id": 2, "method": "tools/list", sk-secretvalue',
-        '{"jsonrpc": "2.0", "id": 3, "params": 7}',
-        json.dumps({"jsonrpc": "2.0", "id": 4, "method": "ping"}),
-    ], wait_for={1, 3, 4})
+    replies, stderr = raw
     by_code = {r["error"]["code"]: r for r in replies if "error" in r}
     assert by_code[-32700]["id"] is None and "Parse error" in by_code[-32700]["error"]["message"]
     assert by_code[-32600]["id"] == 3
@@ -501,12 +503,10 @@ def test_malformed_json_on_stdio_gets_a_parse_error_and_a_log_line(docs: Path) -
     assert "replied -32600" in stderr and "sk-secretvalue" not in stderr
 
 
-def test_tools_list_fits_in_8000_bytes_on_the_wire(docs: Path) -> None:
+def test_tools_list_fits_in_8000_bytes_on_the_wire(raw: tuple[list[dict], str]) -> None:
     """tools/list is read by every client at every start and sits in the agent's context."""
-    replies, _ = _raw_session(docs, [INIT, INITIALIZED, json.dumps(
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})], wait_for={1, 2})
-    listed = next(r for r in replies if r.get("id") == 2)
-    assert len(listed["result"]["tools"]) == 8
+    listed = next(r for r in raw[0] if r.get("id") == 2)
+    assert len(listed["result"]["tools"]) == len(TOOLS)
     assert listed["_bytes"] <= 8000, listed["_bytes"]
 
 

@@ -6,24 +6,19 @@ by its children, and one generic word match does not give a confident answer."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import copy_indexed, run_cli
 
 FIXTURES = Path(__file__).parent / "fixtures" / "realworld"
-BUNDLED = Path(__file__).resolve().parents[1] / "md_docs"
 
 
 @pytest.fixture(scope="module")
-def docs(tmp_path_factory) -> Path:
-    d = tmp_path_factory.mktemp("realworld") / "md_docs"
+def docs(tmp_path_factory, indexed_bundled) -> Path:
     # real documentation around the small cases: distractors, and a docs dir of the size
     # users have (the "never mentioned" rules only speak for docs with a vocabulary)
-    for s in BUNDLED.iterdir():
-        if "@" in s.name and s.is_dir():
-            shutil.copytree(s, d / s.name)
+    d = copy_indexed(indexed_bundled, tmp_path_factory.mktemp("realworld") / "md_docs")
     for name, set_name in (("starlette", "Starlette@test"), ("npm", "npm@test"), ("fastify", "fastify@test"),
                            ("pino", "pino@test")):
         r = run_cli("import", FIXTURES / name, "--set", set_name, "--docs-dir", d)

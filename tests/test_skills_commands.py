@@ -12,16 +12,14 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import copy_indexed, run_cli
 
 REPO = Path(__file__).resolve().parents[1]
 SKILLS = REPO / "skills"
-BUNDLED = REPO / "md_docs"
 FENCE = re.compile(r"```bash\n(.*?)```", re.S)
 
 
@@ -46,13 +44,9 @@ def allowed_prefixes(skill_md: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def project(tmp_path_factory: pytest.TempPathFactory, indexed_bundled: Path) -> Path:
     root = tmp_path_factory.mktemp("project")
-    docs = root / "md_docs"
-    docs.mkdir()
-    for set_dir in BUNDLED.iterdir():
-        if "@" in set_dir.name:
-            shutil.copytree(set_dir, docs / set_dir.name)
+    copy_indexed(indexed_bundled, root / "md_docs")
     page = root / "demo.md"
     page.write_text("# Demo\n\nIntro.\n\n## Hooks\n\nUse hooks to run commands.\n\n"
                     "### Hook timeout\n\nThe default is 60 seconds.\n", encoding="utf-8")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import run_cli
+from conftest import copy_indexed, run_cli
 
 import doc4llm
 
@@ -157,10 +157,9 @@ def test_confidence_bands_come_from_the_code() -> None:
         assert stated <= bands, f"{path.name} states {sorted(stated)}; the code uses {sorted(bands)}"
 
 
-def test_skill_example_output_is_what_the_cli_prints(tmp_path: Path) -> None:
+def test_skill_example_output_is_what_the_cli_prints(tmp_path: Path, indexed_bundled: Path) -> None:
     """The searcher's example result: same first result line (set, page, heading path,
     line range, tokens) and the confidence in the same band as the real output."""
-    import shutil
 
     from doc4llm.search.calibration import ABSTAIN_BELOW
     from doc4llm.search.confidence import HIGH_AT
@@ -169,10 +168,7 @@ def test_skill_example_output_is_what_the_cli_prints(tmp_path: Path) -> None:
     example = [ln.strip() for ln in
                re.search(r"```text\n(\s*confidence .*?)```", body, re.S).group(1).splitlines()]
     command = re.search(r"```bash\n\s*(doc4llm search [^\n]+)\n\s*```", body).group(1)
-    docs = tmp_path / "md_docs"
-    for set_dir in (REPO / "md_docs").iterdir():
-        if "@" in set_dir.name:
-            shutil.copytree(set_dir, docs / set_dir.name)
+    docs = copy_indexed(indexed_bundled, tmp_path / "md_docs")
     import shlex
 
     proc = run_cli(*shlex.split(command)[1:], "--docs-dir", docs, env={"DOC4LLM_EMBEDDER": "none"})

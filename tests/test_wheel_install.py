@@ -18,6 +18,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+from conftest import copy_indexed
 
 REPO = Path(__file__).resolve().parents[1]
 BUILD_INPUTS = ("pyproject.toml", "setup.py", "MANIFEST.in", "README.md", "doc4llm", "skills")
@@ -77,15 +78,12 @@ def test_wheel_ships_the_skills_and_runs_from_its_own_install(venv: Path, tmp_pa
                              for p in (REPO / "skills").rglob("*.md"))
 
 
-def test_installed_skills_run_against_docs_elsewhere(venv: Path, tmp_path: Path) -> None:
+def test_installed_skills_run_against_docs_elsewhere(venv: Path, tmp_path: Path, indexed_bundled: Path) -> None:
     """`doc4llm skills install --project` in an empty project, then every command the
     installed skills document runs with exit 0 against a docs dir outside the project."""
     project = tmp_path / "project"
     project.mkdir()
-    docs = tmp_path / "elsewhere" / "docs"
-    for set_dir in (REPO / "md_docs").iterdir():
-        if "@" in set_dir.name:
-            shutil.copytree(set_dir, docs / set_dir.name)
+    docs = copy_indexed(indexed_bundled, tmp_path / "elsewhere" / "docs")
     proc = _run([str(venv / "bin" / "doc4llm"), "skills", "install", "--project"], cwd=project,
                 env=_env(venv))
     assert len(re.findall(r"^installed ", proc.stdout, re.M)) == 2, proc.stdout
