@@ -133,7 +133,7 @@ def _module_page(module, root: Path) -> DocPage | None:
         rel = Path(module.filepath).resolve().relative_to(root.resolve()).as_posix()
     except (ValueError, TypeError, AttributeError):
         rel = module.path
-    return DocPage(module.path, "\n\n".join(parts), rel, f"api:{module.path}", API)
+    return DocPage(f"{module.path} (API)", "\n\n".join(parts), rel, f"api:{module.path}", API)
 
 
 def _member_section(name: str, obj, level: int, owner: str = "") -> str | None:
