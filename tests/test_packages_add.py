@@ -202,12 +202,14 @@ def test_add_unknown_package_or_version_is_a_clear_exit_2(reg, tmp_path, source,
 
 
 def test_registry_down_or_failing_is_exit_3(reg, tmp_path):
-    env = env_for(reg, tmp_path) | {"PIP_INDEX_URL": wait_closed_port() + "/simple"}
+    env = env_for(reg, tmp_path) | {"PIP_INDEX_URL": wait_closed_port() + "/simple", "DOC4LLM_REGISTRY_RETRIES": "0"}
     r = run_cli("add", "pypi:demo==1.0.0", "--docs-dir", tmp_path / "md", env=env)
     assert r.returncode == 3 and "cannot reach" in r.stderr and "Traceback" not in r.stderr
     reg.fail_with = 503
-    r = run_cli("add", "npm:p-demo@1.0.0", "--docs-dir", tmp_path / "md", env=env_for(reg, tmp_path))
+    r = run_cli("add", "npm:p-demo@1.0.0", "--docs-dir", tmp_path / "md",
+                env=env_for(reg, tmp_path) | {"DOC4LLM_REGISTRY_RETRIES": "1"})
     assert r.returncode == 3 and "HTTP 503" in r.stderr
+    assert len(reg.requests) == 2  # one retry, then a clear error
 
 
 def hostile(kind: str) -> bytes:

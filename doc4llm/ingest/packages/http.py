@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from pathlib import Path
 
@@ -32,8 +33,10 @@ class NotFoundOnRegistry(Exception):
 class Http:
     """One httpx client (connection reuse across a sync), retries with backoff."""
 
-    def __init__(self, *, timeout: float = 30.0, retries: int = 2):
-        self.retries = retries
+    def __init__(self, *, timeout: float = 30.0, retries: int | None = None):
+        # DOC4LLM_REGISTRY_RETRIES: retries for a 429/5xx or a network error (default 2)
+        env = os.environ.get("DOC4LLM_REGISTRY_RETRIES", "")
+        self.retries = retries if retries is not None else int(env) if env.isdigit() else 2
         self.client = httpx.Client(timeout=timeout, follow_redirects=True,
                                    headers={"User-Agent": USER_AGENT}, trust_env=True)
 
