@@ -42,6 +42,16 @@ from doc4llm.ingest.scrape.urls import (
 _GONE_STATUS = {404, 410}
 
 
+def sphinx_generated(url: str) -> str | None:
+    """Sphinx writes an index, module indexes and a search page for every site; they list
+    names, not documentation. Their name, or None for a real page."""
+    segment = urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
+    stem = segment[:-5] if segment.endswith(".html") else segment
+    if stem in ("genindex", "search", "modindex") or stem.startswith("genindex-") or stem.endswith("-modindex"):
+        return stem
+    return None
+
+
 @dataclass
 class ExtractedPage:
     """A page ready to be written: markdown body plus what the next run needs to know."""
@@ -219,7 +229,14 @@ class Crawler:
         from doc4llm.ingest.scrape.html_to_md import convert_html
 
         converted = await asyncio.to_thread(convert_html, text, key)
+        for url, label in converted.nav_titles.items():
+            self.titles.setdefault(url, label)
         self._follow(converted.links, depth)
+        generated = sphinx_generated(key) if converted.generator == "sphinx" else None
+        if generated:
+            self.sink.gone(key)
+            self.sink.emit(PageOutcome(key, SKIPPED, f"Sphinx generated page ({generated})"))
+            return
         if converted.refresh and converted.refresh != key:
             self.enqueue(converted.refresh, depth)
             self.sink.gone(key)
@@ -245,7 +262,10 @@ class Crawler:
         if not converted.body.strip() and not converted.title:
             self.sink.emit(PageOutcome(key, SKIPPED, "no content"))
             return
-        page = ExtractedPage(key, fetched, converted.title or self.titles.get(key) or _url_title(key),
+        # no H1: the site's own name for the page (nav, llms.txt) beats <title> and the URL
+        title = converted.title if converted.title_from_h1 else \
+            self.titles.get(key) or converted.title or _url_title(key)
+        page = ExtractedPage(key, fetched, title,
                              converted.body, "html", result.etag, result.last_modified, body_hash)
         await self._write(page)
 
