@@ -240,3 +240,18 @@ def test_lockfile_that_is_not_an_object(tmp_path):
     (tmp_path / "package-lock.json").write_text("[1, 2]")
     with pytest.raises(InputError, match="not a JSON object"):
         read_project(tmp_path)
+
+
+def test_sync_follows_the_projects_npmrc_and_pip_conf(reg, tmp_path):
+    project, docs = tmp_path / "proj", tmp_path / "md"
+    project.mkdir()
+    (project / "package.json").write_text(json.dumps({"dependencies": {"p-demo": "^5.0.0"}}))
+    (project / ".npmrc").write_text(f"; the project's registry\nregistry={reg.npm_url}\n")
+    (project / "requirements.txt").write_text("clicky==1.1.0\n")
+    conf = tmp_path / "pip.conf"
+    conf.write_text(f"[global]\nindex-url = https://example.invalid/simple\n[install]\nindex-url = {reg.index_url}\n")
+    env = {"HOME": str(tmp_path), "PIP_INDEX_URL": None, "PIP_CONFIG_FILE": str(conf),
+           "npm_config_registry": None, "NPM_CONFIG_REGISTRY": None}
+    r = run_cli("sync", project, "--docs-dir", docs, env=env)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert (docs / "p-demo@5.0.0").is_dir() and (docs / "clicky@1.1.0").is_dir()
