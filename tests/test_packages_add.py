@@ -305,3 +305,31 @@ def test_tarball_helper_really_holds_the_links():
     data = tar_gz({"a/b.txt": "x"}, links={"a/l": "/etc/passwd"})
     with tarfile.open(fileobj=io.BytesIO(data)) as tf:
         assert tf.getmember("a/l").issym()
+
+
+def test_add_a_url_scrapes_it(tmp_path):
+    import functools
+    import threading
+    from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "index.html").write_text("<html><head><title>Home</title></head><body><main><h1>Welcome Page</h1>"
+                                     "<p>Some documentation text that is long enough to keep.</p></main></body></html>")
+
+    class Quiet(SimpleHTTPRequestHandler):
+        def log_message(self, *args: object) -> None:
+            pass
+
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Quiet, directory=str(site)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{httpd.server_address[1]}/"
+        r = run_cli("add", url, "--docs-dir", tmp_path / "md")
+        assert r.returncode == 2 and "a URL needs --set" in r.stderr
+        r = run_cli("add", url, "--set", "site@1", "--docs-dir", tmp_path / "md")
+        assert r.returncode == 0, r.stderr
+        assert (tmp_path / "md" / "site@1" / "Welcome Page" / "docContent.md").is_file()
+    finally:
+        httpd.shutdown()
+        httpd.server_close()

@@ -177,6 +177,8 @@ def jsdoc_markdown(comment: str) -> str:
         m = _TAG.match(line.strip())
         if m:
             if in_example:
+                while out and not out[-1].strip():
+                    out.pop()
                 out.append("```")
                 in_example = False
             tag, rest = m.group(1), m.group(2)
@@ -197,5 +199,7 @@ def jsdoc_markdown(comment: str) -> str:
             line = "\\" + line.lstrip()
         out.append(line)
     if in_example:
+        while out and not out[-1].strip():
+            out.pop()
         out.append("```")
     return "\n".join(out).strip()
