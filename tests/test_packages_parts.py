@@ -31,11 +31,20 @@ def test_extract_caps_file_count_and_size(tmp_path):
     with pytest.raises(ArchiveError, match="more than 20 files"):
         extract(many, tmp_path / "a", max_files=20)
     big = tmp_path / "big.tar.gz"
-    big.write_bytes(tar_gz({"pkg/a.bin": b"\0" * 5000, "pkg/b.bin": b"\0" * 5000}))
+    big.write_bytes(tar_gz({"pkg/a.txt": b"\0" * 5000, "pkg/b.txt": b"\0" * 5000}))
     with pytest.raises(ArchiveError, match="unpacks to more than"):
         extract(big, tmp_path / "b", max_total=8000, max_file=6000)
     ok = extract(big, tmp_path / "c")
     assert ok.root.name == "pkg" and ok.files == 2 and ok.bytes == 10000
+
+
+def test_extract_skips_binaries_and_oversized_members(tmp_path):
+    path = tmp_path / "p.tar.gz"
+    path.write_bytes(tar_gz({"pkg/README.md": "# r\n", "pkg/model.onnx": b"\0" * 100, "pkg/lib.so": b"\0",
+                             "pkg/huge.txt": "y" * 3000}))
+    out = extract(path, tmp_path / "x", max_file=2000)
+    assert sorted(p.name for p in out.root.iterdir()) == ["README.md"]
+    assert out.not_needed == 2 and any("huge.txt" in s for s in out.skipped)
 
 
 def test_extract_never_creates_links_or_special_files(tmp_path):

@@ -25,8 +25,15 @@ from doc4llm.ingest.packages.spec import Release
 
 MAX_FILES = 20_000
 MAX_TOTAL_BYTES = 400 * 1024 * 1024
-MAX_FILE_BYTES = 50 * 1024 * 1024
+MAX_FILE_BYTES = 20 * 1024 * 1024
+MAX_SCAN_BYTES = 4 * 1024 * 1024 * 1024  # uncompressed bytes walked through (bombs)
 MAX_DEPTH = 40
+# never read by the docs pipeline: compiled code, models, media, nested archives, C sources
+SKIP_SUFFIXES = frozenset(
+    ".so .dll .dylib .pyd .a .o .lib .exe .bin .onnx .pt .pth .safetensors .gguf .npy .npz .pkl "
+    ".whl .jar .zip .gz .tgz .xz .bz2 .zst .7z .png .jpg .jpeg .gif .ico .bmp .webp .svg .woff .woff2 "
+    ".ttf .otf .eot .pdf .mp3 .mp4 .webm .wasm .node .c .cc .cpp .cxx .h .hh .hpp .rs .go .java "
+    ".pyc .map .db .sqlite .parquet .arrow .h5 .tflite .mo".split())
 
 
 class ArchiveError(InputError):
@@ -38,7 +45,8 @@ class Extracted:
     root: Path  # the package's top folder (an sdist's `name-1.0/`, npm's `package/`)
     files: int = 0
     bytes: int = 0
-    skipped: list[str] = field(default_factory=list)  # links, special files, duplicates
+    skipped: list[str] = field(default_factory=list)  # links, special files, duplicates, too large
+    not_needed: int = 0  # binaries, media, C sources...: never written
 
 
 def download(http: Http, release: Release, dest_dir: Path) -> tuple[Path, str]:
@@ -90,6 +98,17 @@ class _Writer:
     def directory(self, rel: PurePosixPath) -> None:
         (self.dest / rel).mkdir(parents=True, exist_ok=True)
 
+    def wanted(self, rel: PurePosixPath, declared_size: int) -> bool:
+        """False for files the docs never read (not written, not counted) and for files
+        larger than the per-file cap (noted, not written)."""
+        if rel.suffix.lower() in SKIP_SUFFIXES:
+            self.result.not_needed += 1
+            return False
+        if declared_size > self.max_file:
+            self.result.skipped.append(f"{rel} (larger than {self.max_file // (1024 * 1024)} MB, not extracted)")
+            return False
+        return True
+
     def file(self, rel: PurePosixPath, stream) -> None:
         if self.result.files >= self.max_files:
             raise ArchiveError(f"archive has more than {self.max_files} files: archive refused")
@@ -108,7 +127,7 @@ class _Writer:
                     break
                 written += len(chunk)
                 self.result.bytes += len(chunk)
-                if written > self.max_file:
+                if written > self.max_file:  # more bytes than the member declared: a lie
                     raise ArchiveError(f"archive member {rel} is larger than "
                                        f"{self.max_file // (1024 * 1024)} MB: archive refused")
                 if self.result.bytes > self.max_total:
@@ -147,9 +166,14 @@ def _extract_tar(archive: Path, writer: _Writer) -> None:
             rel = safe_member_path(member.name)
             if rel is None:
                 continue
+            if tf.offset > MAX_SCAN_BYTES:
+                raise ArchiveError(f"{archive.name} unpacks to more than "
+                                   f"{MAX_SCAN_BYTES // 1024 ** 3} GB: archive refused")
             if member.isdir():
                 writer.directory(rel)
             elif member.isfile():
+                if not writer.wanted(rel, member.size):
+                    continue
                 stream = tf.extractfile(member)
                 if stream is not None:
                     writer.file(rel, stream)
@@ -169,6 +193,6 @@ def _extract_zip(archive: Path, writer: _Writer) -> None:
                 writer.directory(rel)
             elif stat.S_IFMT(mode) and not stat.S_ISREG(mode):
                 writer.result.skipped.append(f"{rel} (link or special file, not extracted)")
-            else:
+            elif writer.wanted(rel, info.file_size):
                 with zf.open(info) as stream:
                     writer.file(rel, stream)
