@@ -120,6 +120,12 @@ def _module_page(module, root: Path) -> DocPage | None:
     for name, member in _public_members(module):
         if member.is_alias:
             target = getattr(member, "target_path", "") or ""
+            hidden = _private_target(member)
+            if hidden is not None:  # defined in a private module (httpx._client): document it here
+                section = _member_section(name, hidden, 2)
+                if section:
+                    parts.append(section)
+                    continue
             reexports.append(f"- `{name}`: defined in `{target.rsplit('.', 1)[0]}`" if "." in target else f"- `{name}`")
             continue
         section = _member_section(name, member, 2)
@@ -134,6 +140,19 @@ def _module_page(module, root: Path) -> DocPage | None:
     except (ValueError, TypeError, AttributeError):
         rel = module.path
     return DocPage(f"{module.path} (API)", "\n\n".join(parts), rel, f"api:{module.path}", API)
+
+
+def _private_target(alias):
+    """The object an exported alias points to when it lives in a private module of the
+    package (no page of its own), resolved statically; None otherwise."""
+    path = str(getattr(alias, "target_path", "") or "")
+    if not any(part.startswith("_") and not part.startswith("__") for part in path.split(".")[:-1]):
+        return None
+    try:
+        target = alias.final_target
+    except Exception:  # noqa: BLE001 - unresolvable (outside the package): listed instead
+        return None
+    return None if getattr(target, "is_alias", False) else target
 
 
 def _member_section(name: str, obj, level: int, owner: str = "") -> str | None:

@@ -13,6 +13,7 @@ import email.policy
 import json
 import os
 import re
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from doc4llm.corpus.atomic import mostly_undecodable, read_text_lossy
@@ -28,6 +29,7 @@ MARKDOWN = {".md", ".markdown", ".mdx"}
 RST = {".rst", ".rest"}
 CHANGELOG_STEMS = {"changelog", "changes", "history", "news", "releases", "release-notes", "release_notes"}
 MAX_PAGES = 1500
+CONVERT_WORKERS = max(1, min(4, os.cpu_count() or 1))
 MAX_PAGE_BYTES = 2 * 1024 * 1024
 _SNIPPET_LINE = re.compile(r"""^(\s*)-{1,}8<-{1,}\s+["']([^"'\n]{1,300})["']\s*$""")
 _MD_INCLUDE = re.compile(r"\{!\s*([^!}\n]{1,300}?)\s*!\}")
@@ -229,11 +231,13 @@ def docs_pages(root: Path, included: set[Path], warnings: list[str]) -> list[Doc
         warnings.append(f"{docs.name}/ has {len(files)} pages; the first {MAX_PAGES} are kept")
         files = files[:MAX_PAGES]
     pages = []
-    # pages first: a page that includes the changelog makes the root changelog redundant
-    for path in files:
-        page = file_page(path, root, DOCS, path.stem, included, nav)
-        if page is None:
-            warnings.append(f"{path.relative_to(root).as_posix()}: skipped (binary or too large)")
-            continue
-        pages.append(page)
+    # pandoc runs as a subprocess per page: a few at once (threads wait on the processes);
+    # results keep the folder order, so the set is the same whatever finishes first
+    with ThreadPoolExecutor(max_workers=CONVERT_WORKERS) as pool:
+        done = pool.map(lambda path: file_page(path, root, DOCS, path.stem, included, nav), files)
+        for path, page in zip(files, done, strict=True):
+            if page is None:
+                warnings.append(f"{path.relative_to(root).as_posix()}: skipped (binary or too large)")
+                continue
+            pages.append(page)
     return pages
