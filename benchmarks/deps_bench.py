@@ -147,8 +147,18 @@ def main() -> None:
             proj = tmp / "self"
             proj.mkdir()
             (proj / "pyproject.toml").write_text((REPO / "pyproject.toml").read_text())
-            results["python"] = sync_table(proj, tmp / "md-py", args.jobs)
-            print_sync("doc4llm's own dependencies (pyproject.toml)", results["python"])
+            results["python"] = res = sync_table(proj, tmp / "md-py", args.jobs)
+            print_sync("doc4llm's own dependencies (pyproject.toml, extras and dev included)", res)
+            import tomllib
+            from packaging.requirements import Requirement
+
+            runtime = {Requirement(r).name.lower().replace("_", "-") for r in
+                       tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["dependencies"]
+                       if Requirement(r).marker is None or Requirement(r).marker.evaluate()}
+            rows = [r for r in res["rows"] if r["package"].split(":", 1)[1].split("@")[0] in runtime]
+            with_api = sum(1 for r in rows if (r["sources"] or {}).get("api"))
+            res["runtime"] = {"total": len(rows), "with_api": with_api}
+            print(f"\nruntime dependencies ([project].dependencies): {with_api}/{len(rows)} with an API reference")
         if not args.skip_js:
             proj = tmp / "js-app"
             proj.mkdir()
