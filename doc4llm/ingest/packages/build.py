@@ -68,7 +68,8 @@ def write_set(docs_dir: Path, set_name: str, pages: list[DocPage], package: dict
                           extra={"from": page.origin})
         sources[page.origin] = sources.get(page.origin, 0) + 1
     writer.meta["package"] = {**package, "format": BUILD_FORMAT, "sources": sources}
-    writer.finish({"package": f"{package.get('ecosystem')}:{package.get('name')}@{package.get('version')}"})
+    spec = f"{package.get('ecosystem')}:{package.get('name')}@{package.get('version')}"
+    writer.finish({"package": spec, "root": spec})  # `root`: what `doc4llm sets` shows as source
     target = safe_join(docs_dir, set_name)
     status = swap_in(writer.set_dir, target, work)
     return BuildResult(set_name, target, status, len(pages), sources)
