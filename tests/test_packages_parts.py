@@ -145,3 +145,20 @@ def test_no_python_package_means_no_api_pages(tmp_path):
     (tmp_path / "tests" / "__init__.py").write_text("import os\n")
     (tmp_path / "setup.py").write_text("raise SystemExit('never run')\n")
     assert python_api_pages(Path(tmp_path), "nothing", []) == []
+
+
+def test_names_reexported_from_a_private_package_are_documented(tmp_path):
+    from doc4llm.ingest.packages.api_python import python_api_pages
+
+    src = tmp_path / "src"
+    (src / "pub").mkdir(parents=True)
+    (src / "_priv").mkdir()
+    (src / "pub" / "__init__.py").write_text('from _priv.core import fixture\n__all__ = ["fixture"]\n')
+    (src / "_priv" / "__init__.py").write_text("")
+    (src / "_priv" / "core.py").write_text('def fixture(scope: str = "function"):\n    """Declare a fixture."""\n')
+    (tmp_path / "testing" / "example_scripts" / "junk").mkdir(parents=True)
+    (tmp_path / "testing" / "example_scripts" / "junk" / "__init__.py").write_text("x = 1\n")
+    pages = {p.title: p.body for p in python_api_pages(tmp_path, "pub", [])}
+    assert list(pages) == ["pub (API)"]
+    assert "## fixture" in pages["pub (API)"] and "Declare a fixture." in pages["pub (API)"]
+    assert "def fixture(scope: str = 'function')" in pages["pub (API)"]

@@ -17,6 +17,7 @@ from doc4llm.ingest.packages.pages import API, DocPage
 EXCLUDED_TOP = {"tests", "test", "testing_utils", "docs", "doc", "examples", "example", "benchmarks",
                 "bench", "scripts", "tools", "build", "dist", "setup", "conftest", "noxfile", "fabfile",
                 "tasks", "_build", "site"}
+EXCLUDED_PARENTS = {"testing", "example_scripts", "fixtures", "samples", "third_party", "vendor", "_vendor"}
 MAX_MODULES = 400
 MAX_DEFAULT = 80
 _VERSIONED = re.compile(r"^(\s*)\.\. (versionadded|versionchanged|deprecated|versionremoved)::[ \t]*(\S*)[ \t]*(.*)$")
@@ -31,10 +32,11 @@ def find_top_packages(root: Path, dist_name: str) -> list[tuple[str, Path]]:
     for depth_glob in ("*/__init__.py*", "*/*/__init__.py*", "*/*/*/__init__.py*"):
         for init in sorted(root.glob(depth_glob)):
             pkg = init.parent
-            if pkg.name in EXCLUDED_TOP or pkg.name.startswith((".", "_")) or not pkg.name.isidentifier():
+            if pkg.name in EXCLUDED_TOP or pkg.name.startswith(".") or not pkg.name.isidentifier():
                 continue
             parts = pkg.relative_to(root).parts
-            if any(p in EXCLUDED_TOP or p.startswith(".") or p.endswith(".dist-info") for p in parts[:-1]):
+            if any(p in EXCLUDED_TOP or p in EXCLUDED_PARENTS or p.startswith(".") or p.endswith(".dist-info")
+                   for p in parts[:-1]):
                 continue
             if (pkg.parent / "__init__.py").exists() or (pkg.parent / "__init__.pyi").exists():
                 continue
@@ -46,8 +48,8 @@ def find_top_packages(root: Path, dist_name: str) -> list[tuple[str, Path]]:
                 if mod.suffix in (".py", ".pyi") and mod.stem.lower() == want:
                     found[mod.stem] = base
     want = dist_name.replace("-", "_").lower()
-    ordered = sorted(found.items(), key=lambda kv: (kv[0].lower() != want, kv[0]))
-    return ordered[:5]
+    ordered = sorted(found.items(), key=lambda kv: (kv[0].lower() != want, kv[0].startswith("_"), kv[0]))
+    return ordered[:6]
 
 
 def python_api_pages(root: Path, dist_name: str, warnings: list[str]) -> list[DocPage]:
@@ -58,12 +60,18 @@ def python_api_pages(root: Path, dist_name: str, warnings: list[str]) -> list[Do
     level = logger.level
     logger.setLevel(logging.CRITICAL)  # griffe warns about every unresolved alias
     try:
-        for name, search_path in find_top_packages(root, dist_name):
+        tops = find_top_packages(root, dist_name)
+        # one loader for all: `pytest` re-exports from `_pytest`, whose names must resolve
+        loader = griffe.GriffeLoader(search_paths=sorted({str(p) for _, p in tops}), allow_inspection=False,
+                                     store_source=False)
+        loaded = []
+        for name, _ in tops:
             try:
-                module = griffe.load(name, search_paths=[str(search_path)], allow_inspection=False,
-                                     resolve_aliases=False, find_stubs_package=False)
+                loaded.append((name, loader.load(name, find_stubs_package=False)))
             except Exception as exc:  # noqa: BLE001 - griffe on odd source: keep the rest
                 warnings.append(f"API of {name}: griffe could not read it ({type(exc).__name__})")
+        for name, module in loaded:
+            if name.startswith("_"):  # private (`_pytest`): loaded only to resolve re-exports
                 continue
             for mod in _walk_modules(module):
                 if len(pages) >= MAX_MODULES:
