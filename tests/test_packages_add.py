@@ -334,3 +334,16 @@ def test_add_a_url_scrapes_it(tmp_path):
     finally:
         httpd.shutdown()
         httpd.server_close()
+
+
+def test_index_credentials_are_never_printed_or_written(reg, tmp_path):
+    reg.add_pypi("demo", "1.0.0", demo_sdist("1.0.0", tmp_path / "m"))
+    index = reg.index_url.replace("http://", "http://user:s3cretTOKEN@")
+    docs = tmp_path / "md"
+    r = run_cli("add", "pypi:demo==1.0.0", "--docs-dir", docs, "--json", env=env_for(reg, tmp_path) | {"PIP_INDEX_URL": index})
+    assert r.returncode == 0, r.stderr
+    r2 = run_cli("add", "pypi:nosuch", "--docs-dir", docs, env=env_for(reg, tmp_path) | {"PIP_INDEX_URL": index})
+    assert r2.returncode == 2 and "***@127.0.0.1" in r2.stderr
+    written = "".join(p.read_text() for p in docs.rglob("*") if p.is_file())
+    for text in (r.stdout, r.stderr, r2.stdout, r2.stderr, written):
+        assert "s3cretTOKEN" not in text

@@ -25,7 +25,7 @@ from doc4llm.ingest.packages.collect import (
 )
 from doc4llm.ingest.packages.http import Http
 from doc4llm.ingest.packages.pages import API, DocPage
-from doc4llm.ingest.packages.registry_config import NpmConfig, npm_config
+from doc4llm.ingest.packages.registry_config import NpmConfig, display_url, npm_config
 from doc4llm.ingest.packages.spec import PackageRef, Release, set_base_name
 
 
@@ -132,7 +132,8 @@ def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | 
                          "in its archive")
     api_sections = sum(_count_sections(p.body) for p in pages if p.origin == API)
     package = {"ecosystem": release.ecosystem, "name": release.name, "version": release.version,
-               "archive": release.filename, "url": release.url if release.registry != "local file" else None,
+               "archive": release.filename,
+               "url": display_url(release.url) if release.registry != "local file" else None,  # no credentials
                "registry": release.registry, "sha256": sha256, "integrity": release.hashes.get("sha512"),
                "pages": len(pages), "api_sections": api_sections}
     if types_from:
