@@ -67,6 +67,7 @@ def demo_sdist(version: str, marker: Path, extra_api: str = "") -> bytes:
         "docs/usage.md": "Usage text without a heading.\n\n--8<-- \"docs/snippet.txt\"\n",
         "docs/snippet.txt": "SNIPPET-BODY included from the archive\n",
         "docs/genindex.rst": "Index\n=====\n",
+        "docs/conf.py": "raise SystemExit('a Sphinx conf.py is never run')\n",
         "docs/changes.rst": ".. include:: ../CHANGES.rst\n",
         "CHANGES.rst": f"Changes\n=======\n\nVersion {version}\n-------------\n\n- Added spin.\n",
         "mkdocs.yml": "nav:\n  - Home: index.md\n  - Using the widget: usage.md\n",

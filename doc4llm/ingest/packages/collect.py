@@ -218,13 +218,14 @@ def docs_pages(root: Path, included: set[Path], warnings: list[str]) -> list[Doc
     if docs is None:
         return []
     nav = mkdocs_nav_titles(root, docs)
+    sphinx = any((d / "conf.py").is_file() for d in (docs, docs / "source", docs / "src"))
     files: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(docs):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
         for name in sorted(filenames):
             path = Path(dirpath) / name
             suffix = path.suffix.lower()
-            if suffix not in MARKDOWN | RST or name.startswith(".") or path.stem in SPHINX_GENERATED:
+            if suffix not in MARKDOWN | RST or name.startswith(".") or (sphinx and path.stem in SPHINX_GENERATED):
                 continue
             files.append(path)
     if len(files) > MAX_PAGES:
