@@ -70,7 +70,7 @@ def typescript_api_pages(root: Path, warnings: list[str], label: str = "") -> li
             sections.append("## Re-exports\n\n" + "\n".join(f"- `{r}`" for r in reexports[:200]))
         if not sections:
             continue
-        title = f"{label}{rel}"
+        title = f"{label}{rel}".replace("/", " - ")  # a folder name holds no "/"
         pages.append(DocPage(title, "\n\n".join(sections), rel, f"api:{label}{rel}", API))
     return pages
 
