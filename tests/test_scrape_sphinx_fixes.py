@@ -17,7 +17,7 @@ from doc4llm.ingest.scrape.blocks import short_signature
 from doc4llm.ingest.scrape.html_to_md import convert_html
 from doc4llm.ingest.scrape.local_links import is_local_host
 
-FIXTURE = Path(__file__).parent / "fixtures" / "sphinx" / "jinja_api.html"
+FIXTURE = Path(__file__).parent / "fixtures" / "sphinx_jinja" / "api.html"
 GENERATED = ('<html><head><title>Index — Jinja</title></head><body><div class="documentwrapper">'
              '<div class="body" role="main"><h1>{title}</h1><p><a href="api.html#jinja2.Environment">'
              'Environment (class in jinja2)</a> and many more names listed here</p></div></div>'
@@ -114,3 +114,27 @@ def test_page_without_h1_takes_its_nav_title():
 def test_local_hosts():
     assert is_local_host("http://127.0.0.1:8000/x") and is_local_host("http://localhost/")
     assert is_local_host("http://192.168.1.5/docs") and not is_local_host("https://jinja.palletsprojects.com/")
+
+
+def test_markdown_page_without_h1_takes_the_nav_title(tmp_path):
+    """A site that publishes markdown (llms.txt / .md links) next to its HTML: the .md page
+    has no H1, the HTML nav names it; the set's page is titled by the nav, not `Setup`."""
+    root = tmp_path / "site"
+    (root / "docs").mkdir(parents=True)
+    (root / "docs" / "index.html").write_text(
+        '<html><head><title>Acme</title></head><body><nav class="md-nav"><ul><li>'
+        '<a class="md-nav__link" href="setup.md">Setting things up</a></li></ul></nav>'
+        '<article class="md-content__inner"><h1>Acme docs</h1><p>Welcome to the Acme documentation '
+        'pages, read on.</p></article></body></html>')
+    (root / "docs" / "setup.md").write_text("Install it with `pip install acme`, then run it.\n")
+    httpd = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    try:
+        base = f"http://127.0.0.1:{httpd.server_address[1]}"
+        scrape_site(base + "/docs/index.html", tmp_path / "md", "acme@1", ScrapeOptions(delay=0, robots=False,
+                                                                                      concurrency=1))
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+    pages = sorted(p.name for p in (tmp_path / "md" / "acme@1").iterdir() if p.is_dir())
+    assert "Setting things up" in pages, pages

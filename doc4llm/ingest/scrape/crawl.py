@@ -220,7 +220,7 @@ class Crawler:
             return
         text = decode_body(result.body, result.charset)
         if result.content_type in MARKDOWN_TYPES:
-            title, body, links = convert_markdown(text, key, _url_title(key))
+            title, body, links = convert_markdown(text, key, self.titles.get(key) or _url_title(key))
             page = ExtractedPage(key, key, title, body, "markdown", result.etag,
                                  result.last_modified, body_hash)
             await self._write(page)
@@ -231,6 +231,8 @@ class Crawler:
         converted = await asyncio.to_thread(convert_html, text, key)
         for url, label in converted.nav_titles.items():
             self.titles.setdefault(url, label)
+            if is_markdown_url(url):  # pages are keyed by their HTML URL
+                self.titles.setdefault(canonical_url(html_counterpart(url)) or url, label)
         self._follow(converted.links, depth)
         generated = sphinx_generated(key) if converted.generator == "sphinx" else None
         if generated:
@@ -262,9 +264,8 @@ class Crawler:
         if not converted.body.strip() and not converted.title:
             self.sink.emit(PageOutcome(key, SKIPPED, "no content"))
             return
-        # no H1: the site's own name for the page (nav, llms.txt) beats <title> and the URL
-        title = converted.title if converted.title_from_h1 else \
-            self.titles.get(key) or converted.title or _url_title(key)
+        # no H1 and no <title>: the site's own name for the page (its nav, llms.txt), not the URL's
+        title = converted.title or self.titles.get(key) or _url_title(key)
         page = ExtractedPage(key, fetched, title,
                              converted.body, "html", result.etag, result.last_modified, body_hash)
         await self._write(page)
