@@ -25,6 +25,8 @@ COMMANDS: dict[str, str] = {
     "grep": "doc4llm.cli.search_cmds:grep_cmd",
     "eval": "doc4llm.cli.search_cmds:eval_cmd",
     "scrape": "doc4llm.cli.scrape_cmd:scrape_cmd",
+    "add": "doc4llm.cli.package_cmds:add_cmd",
+    "sync": "doc4llm.cli.package_cmds:sync_cmd",
     "ask": "doc4llm.cli.answer_cmds:ask_cmd",
     "verify": "doc4llm.cli.code_cmds:verify_cmd",
     "example": "doc4llm.cli.code_cmds:example_cmd",

@@ -163,6 +163,15 @@ def _with_summary(front: dict, body: str) -> str:
     return f"{desc}\n\n{body.lstrip(chr(10))}"
 
 
+def prepare_markdown(text: str, *, mdx: bool = False) -> str:
+    """The import rewrites of a markdown page (MDX, MkDocs, MyST), shared with package docs."""
+    if mdx:
+        text = rewrite_mdx(text)
+    # line-for-line rewrites first: a role in the H1 must be gone when it becomes the title
+    text = rewrite_mkdocs_inline(rewrite_mkdocs_blocks(text))
+    return rewrite_myst_roles(rewrite_myst_blocks(text))
+
+
 def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = False,
                 max_bytes: int = DEFAULT_MAX_BYTES,
                 progress: Callable[[int, int, str], None] | None = None) -> ImportSummary:
@@ -204,12 +213,8 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
             continue
         if lossy:
             summary.warnings.append(f"{rel}: not valid UTF-8, invalid bytes replaced")
-        if file.suffix.lower() == ".mdx":
-            text = rewrite_mdx(text)
-        # line-for-line rewrites first: a role in the H1 must be gone when it becomes the title
-        text = rewrite_mkdocs_inline(rewrite_mkdocs_blocks(text))
-        text = rewrite_myst_roles(rewrite_myst_blocks(text))
-        title, body = page_title_and_body(text, printable_name(file.stem))
+        title, body = page_title_and_body(prepare_markdown(text, mdx=file.suffix.lower() == ".mdx"),
+                                          printable_name(file.stem))
         result = writer.write_page(title, body, source=rel, key=rel)
         keys.add(rel)
         getattr(summary, result.status).append(result.folder)

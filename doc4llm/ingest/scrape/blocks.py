@@ -273,6 +273,82 @@ def signature_text(dt) -> str:
     return " ".join(dt.get_text().replace("\u00b6", "").split())
 
 
+MAX_SIGNATURE_HEADING = 200
+
+
+def short_signature(text: str, limit: int = MAX_SIGNATURE_HEADING) -> str:
+    """A heading for a very long signature (Jinja's `class jinja2.Template(...)` runs to 600
+    characters): whole parameters up to `limit`, then `...`, then a closing `**kwargs` if
+    there is one, so docTOC.md lines stay readable and the name leads. The full signature
+    is kept in the body."""
+    if len(text) <= limit:
+        return text
+    open_at = text.find("(")
+    if open_at < 0 or open_at > limit - 5 or not text.endswith(")"):
+        return text[: limit - 3].rstrip() + "..."
+    head, params = text[: open_at + 1], text[open_at + 1:-1].split(", ")
+    tail = f", {params[-1]}" if params[-1].startswith("**") and len(params[-1]) < 40 else ""
+    kept = ""
+    for part in params:
+        if len(head) + len(kept) + len(part) + len(tail) + 7 > limit:
+            break
+        kept = f"{kept}, {part}" if kept else part
+    return f"{head}{kept}, ...{tail})" if kept else f"{head}...{tail})"
+
+
+def unlink_type_annotations(main) -> None:
+    """Sphinx field lists write a parameter's type as links and emphasis per token
+    (`<a><em>Optional</em></a><em>[</em><a><em>str</em></a><em>]</em>`), which markdownify
+    turns into `[*Optional*](...)*[*[*str*](...)*]*`. Each such run after a parameter name
+    (`<strong>x</strong> (...)`), and a `Return type` / `Type` field's value, becomes one
+    code span: `Optional[str]`."""
+    for field_list in main.find_all("dl", class_="field-list"):
+        for strong in field_list.find_all("strong"):
+            _type_run_after(strong)
+        for dt in field_list.find_all("dt"):
+            label = " ".join(dt.get_text(" ", strip=True).rstrip(":").split()).lower()
+            dd = dt.find_next_sibling("dd")
+            if dd is None or label not in ("return type", "type", "rtype"):
+                continue
+            target = dd.find("p") or dd
+            if target.find(["a", "em"]) is not None and target.find(["strong", "code", "ul"]) is None:
+                text = " ".join(target.get_text().split())
+                target.clear()
+                tag = _new_tag(target, "code")
+                tag.string = text
+                target.append(tag)
+
+
+def _new_tag(anchor, name: str):
+    soup = anchor
+    while soup.parent is not None:
+        soup = soup.parent
+    return soup.new_tag(name)
+
+
+def _type_run_after(strong) -> None:
+    from bs4 import NavigableString
+
+    opening = strong.next_sibling
+    if not isinstance(opening, NavigableString) or not str(opening).rstrip().endswith("("):
+        return
+    run = []
+    node = opening.next_sibling
+    while node is not None and not isinstance(node, NavigableString) and node.name in ("a", "em", "span", "code"):
+        run.append(node)
+        node = node.next_sibling
+    if not run or not isinstance(node, NavigableString) or not str(node).lstrip().startswith(")"):
+        return
+    if not any(el.name == "a" or el.find("a") is not None or el.name == "em" for el in run):
+        return
+    text = "".join(el.get_text() for el in run)
+    code = _new_tag(strong, "code")
+    code.string = " ".join(text.split())
+    run[0].replace_with(code)
+    for el in run[1:]:
+        el.decompose()
+
+
 def api_entries_to_headings(soup, main) -> None:
     """Sphinx API entries (`<dl class="py method"><dt id="acme.Client.get">`) become headings
     so every class, function and option is in docTOC.md with its own url#anchor, the way API
@@ -295,9 +371,14 @@ def api_entries_to_headings(soup, main) -> None:
             text = signature_text(dt)
             if k == 0:
                 node = soup.new_tag(f"h{level}")
-                node.string = text
+                node.string = short_signature(text)
                 if ids:
                     node["id"] = ids[0]
+                if node.string != text:  # the full signature stays, as the entry's first line
+                    full = soup.new_tag("pre")
+                    full["data-lang"] = "python"
+                    full.string = text
+                    dt.insert_after(full)
             else:
                 node = soup.new_tag("p")
                 code = soup.new_tag("code")

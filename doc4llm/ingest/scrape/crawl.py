@@ -42,6 +42,16 @@ from doc4llm.ingest.scrape.urls import (
 _GONE_STATUS = {404, 410}
 
 
+def sphinx_generated(url: str) -> str | None:
+    """Sphinx writes an index, module indexes and a search page for every site; they list
+    names, not documentation. Their name, or None for a real page."""
+    segment = urlsplit(url).path.rstrip("/").rsplit("/", 1)[-1]
+    stem = segment[:-5] if segment.endswith(".html") else segment
+    if stem in ("genindex", "search", "modindex") or stem.startswith("genindex-") or stem.endswith("-modindex"):
+        return stem
+    return None
+
+
 @dataclass
 class ExtractedPage:
     """A page ready to be written: markdown body plus what the next run needs to know."""
@@ -210,7 +220,7 @@ class Crawler:
             return
         text = decode_body(result.body, result.charset)
         if result.content_type in MARKDOWN_TYPES:
-            title, body, links = convert_markdown(text, key, _url_title(key))
+            title, body, links = convert_markdown(text, key, self.titles.get(key) or _url_title(key))
             page = ExtractedPage(key, key, title, body, "markdown", result.etag,
                                  result.last_modified, body_hash)
             await self._write(page)
@@ -219,7 +229,16 @@ class Crawler:
         from doc4llm.ingest.scrape.html_to_md import convert_html
 
         converted = await asyncio.to_thread(convert_html, text, key)
+        for url, label in converted.nav_titles.items():
+            self.titles.setdefault(url, label)
+            if is_markdown_url(url):  # pages are keyed by their HTML URL
+                self.titles.setdefault(canonical_url(html_counterpart(url)) or url, label)
         self._follow(converted.links, depth)
+        generated = sphinx_generated(key) if converted.generator == "sphinx" else None
+        if generated:
+            self.sink.gone(key)
+            self.sink.emit(PageOutcome(key, SKIPPED, f"Sphinx generated page ({generated})"))
+            return
         if converted.refresh and converted.refresh != key:
             self.enqueue(converted.refresh, depth)
             self.sink.gone(key)
@@ -245,7 +264,9 @@ class Crawler:
         if not converted.body.strip() and not converted.title:
             self.sink.emit(PageOutcome(key, SKIPPED, "no content"))
             return
-        page = ExtractedPage(key, fetched, converted.title or self.titles.get(key) or _url_title(key),
+        # no H1 and no <title>: the site's own name for the page (its nav, llms.txt), not the URL's
+        title = converted.title or self.titles.get(key) or _url_title(key)
+        page = ExtractedPage(key, fetched, title,
                              converted.body, "html", result.etag, result.last_modified, body_hash)
         await self._write(page)
 

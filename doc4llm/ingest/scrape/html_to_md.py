@@ -23,6 +23,7 @@ from doc4llm.ingest.scrape.blocks import (
     prepare_headings,
     prepare_math,
     unfold_tabs,
+    unlink_type_annotations,
 )
 from doc4llm.ingest.scrape.presets import GENERIC_CONTENT, GENERIC_DROP, Preset, compiled, detect
 from doc4llm.ingest.scrape.selectors import first_matches, iter_tags, select_all
@@ -42,6 +43,8 @@ class ConvertedPage:
     markdown_alternate: str | None = None  # <link rel=alternate type=text/markdown>
     generator: str | None = None
     refresh: str | None = None  # <meta http-equiv=refresh> target: a moved-page stub
+    title_from_h1: bool = False  # False: the title came from <title> (or nowhere)
+    nav_titles: dict[str, str] = field(default_factory=dict)  # URL -> its label in the site's nav
 
 
 def strip_site_suffix(title: str, site_name: str | None = None) -> str:
@@ -175,6 +178,7 @@ def convert_html(html: str, url: str) -> ConvertedPage:
     generator = head_title = ""
     links: list[str] = []
     seen: set[str] = set()
+    nav_titles: dict[str, str] = {}
     tab_sets: list = []
     for el in iter_tags(soup):  # one pass for everything outside the content
         name = el.name
@@ -187,6 +191,10 @@ def convert_html(html: str, url: str) -> ConvertedPage:
             if target and target not in seen:
                 seen.add(target)
                 links.append(target)
+            if target and target not in nav_titles and "#" not in (el.get("href") or "") and _in_nav(el):
+                label = " ".join(el.get_text(" ", strip=True).split())
+                if 0 < len(label) <= 200:
+                    nav_titles[target] = label
         elif name == "link" and el.get("href"):
             rel = [r.lower() for r in (el.get("rel") or [])]
             if "canonical" in rel:
@@ -211,6 +219,7 @@ def convert_html(html: str, url: str) -> ConvertedPage:
         _drop_chrome(soup.body, preset)
     main = _choose_main(soup, preset)
     if preset is not None and preset.name == "sphinx":
+        unlink_type_annotations(main)
         api_entries_to_headings(soup, main)
     found: dict[str, list] = {"table": [], "pre": [], "heading": [], "link": [], "box": [],
                               "math": []}
@@ -240,9 +249,27 @@ def convert_html(html: str, url: str) -> ConvertedPage:
         title = " ".join(h1.get_text(" ", strip=True).split())
         if title:
             h1.decompose()  # the writer puts `# Title` on top
+    title_from_h1 = bool(title)
     if not title:
         title = strip_site_suffix(head_title, site_name) if head_title else ""
     body = _to_markdown(main)
     return ConvertedPage(title=title, body=body, links=links, canonical=canonical,
                          markdown_alternate=markdown_alt, generator=preset.name if preset else None,
-                         refresh=refresh)
+                         refresh=refresh, title_from_h1=title_from_h1, nav_titles=nav_titles)
+
+
+_NAV_CLASSES = {"md-nav", "wy-menu", "sphinxsidebar", "toctree-wrapper", "bd-sidebar", "bd-docs-nav",
+                "sidebar-tree", "menu", "nav", "navigation", "toc"}
+
+
+def _in_nav(el, max_up: int = 12) -> bool:
+    """An <a> inside the site's navigation (MkDocs `nav`, Sphinx sidebars and toctrees):
+    its text is the page's title as the site names it."""
+    for parent in el.parents:
+        max_up -= 1
+        if max_up < 0 or parent.name in ("body", "html", "[document]"):
+            return False
+        if parent.name == "nav" or parent.get("role") == "navigation" \
+                or _NAV_CLASSES & set(classes(parent)):
+            return True
+    return False

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from doc4llm.corpus.writer import SetWriter
 from doc4llm.ingest.scrape.crawl import Crawler, ExtractedPage
+from doc4llm.ingest.scrape.local_links import is_local_host, rewrite_local_links
 from doc4llm.ingest.scrape.options import (
     UNCHANGED,
     WRITTEN,
@@ -98,6 +99,8 @@ async def scrape_site_async(url: str, docs_dir: Path, set_name: str,
     crawler = Crawler(url, options, sink, known_keys=sink.old_keys)
     try:
         await crawler.run()
+        if is_local_host(crawler.scope.root):  # links to 127.0.0.1 mean nothing later
+            rewrite_local_links(writer, crawler.scope.root)
         if options.prune:
             summary.pruned = writer.prune(writer.keys() - sink.gone_keys)
     finally:

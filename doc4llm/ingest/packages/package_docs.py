@@ -1,0 +1,205 @@
+"""`add` for packages: resolve a release, fetch and extract its archive, collect its pages,
+write the set. Also used per dependency by `sync`."""
+
+from __future__ import annotations
+
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from doc4llm.errors import InputError
+from doc4llm.ingest.packages import archive as archives
+from doc4llm.ingest.packages.build import (
+    BUILD_FORMAT,
+    check_replaceable,
+    temp_root,
+    write_set,
+)
+from doc4llm.ingest.packages.collect import (
+    changelog_pages,
+    docs_pages,
+    read_npm_metadata,
+    read_python_metadata,
+    readme_page,
+)
+from doc4llm.ingest.packages.http import Http
+from doc4llm.ingest.packages.pages import API, DocPage
+from doc4llm.ingest.packages.registry_config import NpmConfig, display_url, npm_config
+from doc4llm.ingest.packages.spec import PackageRef, Release, set_base_name
+
+
+@dataclass
+class AddResult:
+    set_name: str
+    status: str  # created | replaced | unchanged
+    ecosystem: str
+    name: str
+    version: str
+    path: str = ""
+    pages: int = 0
+    sources: dict[str, int] = field(default_factory=dict)
+    api_sections: int = 0
+    seconds: float = 0.0
+    archive: str = ""
+    sha256: str = ""
+    warnings: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+def same_release(current: dict | None, release: Release) -> bool:
+    """The existing set was built from this very archive by this builder format."""
+    if not current or current.get("format") != BUILD_FORMAT:
+        return False
+    if (current.get("ecosystem"), current.get("name"), current.get("version")) != \
+            (release.ecosystem, release.name, release.version):
+        return False
+    want = release.hashes.get("sha256")
+    if want:
+        return current.get("sha256") == want
+    if release.hashes.get("sha512"):
+        return current.get("integrity") == release.hashes["sha512"]
+    return current.get("archive") == release.filename
+
+
+def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None, http: Http | None = None,
+                index_url: str | None = None, npm: NpmConfig | None = None, force: bool = False,
+                release: Release | None = None) -> AddResult:
+    """Build (or keep) the set of one package release from the registry."""
+    from doc4llm.ingest.packages import npm as npm_registry
+    from doc4llm.ingest.packages import pypi
+
+    started = time.monotonic()
+    own_http = http is None
+    http = http or Http()
+    try:
+        npm = npm or npm_config()
+        if release is None:
+            release = pypi.resolve(http, ref, index_url) if ref.ecosystem == "pypi" else \
+                npm_registry.resolve(http, ref, npm)
+        name = set_name or release.set_name()
+        current = check_replaceable(Path(docs_dir), name)
+        if not force and same_release(current, release):
+            return AddResult(name, "unchanged", release.ecosystem, release.name, release.version,
+                             str(Path(docs_dir).resolve() / name), current.get("pages", 0),
+                             current.get("sources") or {}, current.get("api_sections", 0),
+                             round(time.monotonic() - started, 2), release.filename, current.get("sha256", ""))
+        work = temp_root(Path(docs_dir).resolve())
+        try:
+            path, sha256 = archives.download(http, release, work)
+            return _build(path, sha256, work, Path(docs_dir), name, release, http, npm, started)
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+    finally:
+        if own_http:
+            http.close()
+
+
+def add_archive(path: Path, docs_dir: Path, *, set_name: str | None = None, http: Http | None = None) -> AddResult:
+    """Build the set of a package archive on disk (`.tar.gz`, `.tgz`, `.whl`, `.zip`)."""
+    started = time.monotonic()
+    work = temp_root(Path(docs_dir).resolve())
+    try:
+        sha256 = archives.file_sha256(path)
+        return _build(Path(path), sha256, work, Path(docs_dir), set_name, None, http, None, started)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | None, release: Release | None,
+           http: Http | None, npm: NpmConfig | None, started: float) -> AddResult:
+    extracted = archives.extract(path, work / "x")
+    root = extracted.root
+    warnings = [f"{s}" for s in extracted.skipped[:20]]
+    ecosystem = release.ecosystem if release else _guess_ecosystem(root, path)
+    meta = read_python_metadata(root) if ecosystem == "pypi" else read_npm_metadata(root)
+    if release is None:
+        name, version = meta.get("name"), meta.get("version")
+        if not isinstance(name, str) or not isinstance(version, str) or not name or not version:
+            raise InputError(f"{path.name}: no package name and version in its metadata "
+                             "(PKG-INFO, METADATA or package.json)")
+        from doc4llm.ingest.packages.spec import normalize_pypi
+
+        release = Release(ecosystem, normalize_pypi(name) if ecosystem == "pypi" else name, version,
+                          str(path), path.name, {"sha256": sha256}, "local file")
+    set_name = set_name or release.set_name()
+    check_replaceable(docs_dir, set_name)
+    pages, types_from = collect_pages(root, release, meta, warnings, http, npm, work)
+    if not pages:
+        raise InputError(f"{release.name} {release.version}: no README, docs, changelog or API found "
+                         "in its archive")
+    api_sections = sum(_count_sections(p.body) for p in pages if p.origin == API)
+    package = {"ecosystem": release.ecosystem, "name": release.name, "version": release.version,
+               "archive": release.filename,
+               "url": display_url(release.url) if release.registry != "local file" else None,  # no credentials
+               "registry": release.registry, "sha256": sha256, "integrity": release.hashes.get("sha512"),
+               "pages": len(pages), "api_sections": api_sections}
+    if types_from:
+        package["types_package"] = types_from
+    result = write_set(docs_dir, set_name, pages, {k: v for k, v in package.items() if v is not None}, work)
+    return AddResult(set_name, result.status, release.ecosystem, release.name, release.version, str(result.path),
+                     result.pages, result.sources, api_sections, round(time.monotonic() - started, 2),
+                     release.filename, sha256, warnings)
+
+
+def _guess_ecosystem(root: Path, path: Path) -> str:
+    if path.name.lower().endswith(".whl") or (root / "PKG-INFO").is_file() or any(root.glob("*.dist-info")):
+        return "pypi"
+    if (root / "package.json").is_file():
+        return "npm"
+    raise InputError(f"{path.name} is not a PyPI or npm package archive (no PKG-INFO, METADATA or package.json)")
+
+
+def collect_pages(root: Path, release: Release, meta: dict, warnings: list[str], http: Http | None,
+                  npm: NpmConfig | None, work: Path) -> tuple[list[DocPage], str | None]:
+    included: set[Path] = set()
+    display = release.name
+    docs = docs_pages(root, included, warnings)
+    readme = readme_page(root, meta, release.ecosystem, display, included)
+    changelog = changelog_pages(root, display, included)
+    types_from = None
+    if release.ecosystem == "pypi":
+        from doc4llm.ingest.packages.api_python import python_api_pages
+
+        api = python_api_pages(root, release.name, warnings)
+    else:
+        from doc4llm.ingest.packages.api_typescript import typescript_api_pages
+
+        api = typescript_api_pages(root, warnings, label="")
+        if not api and http is not None and npm is not None:
+            api, types_from = _types_package_api(release, http, npm, work, warnings)
+        for page in api:
+            page.title = f"{page.title} ({types_from or display} API)"
+    return ([readme] if readme else []) + docs + changelog + api, types_from
+
+
+def _types_package_api(release: Release, http: Http, npm: NpmConfig, work: Path,
+                       warnings: list[str]) -> tuple[list[DocPage], str | None]:
+    from doc4llm.errors import Doc4llmError
+    from doc4llm.ingest.packages import npm as npm_registry
+    from doc4llm.ingest.packages.api_typescript import typescript_api_pages
+
+    try:
+        types = npm_registry.types_release(http, release.name, release.version, npm)
+        if types is None:
+            return [], None
+        tpath, _ = archives.download(http, types, work)
+        troot = archives.extract(tpath, work / "types").root
+    except Doc4llmError as exc:
+        warnings.append(f"@types package not used: {exc.message}")
+        return [], None
+    label = f"{types.name}@{types.version}"
+    pages = typescript_api_pages(troot, warnings)
+    for p in pages:
+        p.source = f"{label}/{p.source}"
+        p.key = f"api:{label}/{p.key[4:]}"
+    return pages, label
+
+
+def _count_sections(body: str) -> int:
+    return sum(1 for line in body.split("\n") if line.startswith(("## ", "### ")))
+
+
+__all__ = ["AddResult", "add_archive", "add_package", "set_base_name"]
