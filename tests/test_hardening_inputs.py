@@ -170,9 +170,12 @@ def test_read_commands_for_a_dash_page_work_when_pasted(tmp_path):
     src.write_text("# -rf\n\n## Danger\n\nremove the tree recursively\n", encoding="utf-8")
     docs = tmp_path / "md_docs"
     assert run_cli("import", src, "--set", "Dash@1", "--docs-dir", docs).returncode == 0
-    out = run_cli("search", "remove the tree recursively", "--docs-dir", docs).stdout
-    command = next(line.split("read: ", 1)[1] for line in out.splitlines() if "read: " in line)
-    assert " -- -rf" in command
+    from doc4llm.reader import read_command
+
+    res = json.loads(run_cli("search", "remove the tree recursively", "--docs-dir", docs, "--json").stdout)
+    top = res["results"][0]
+    command = read_command(top["source"], top["doc_set"], *top["lines"])  # what `read:` prints
+    assert " -- -rf.md" in command
 
     argv = shlex.split(command)[2:]  # drop "doc4llm read"
     proc = run_cli("read", *argv, "--docs-dir", docs) if "--docs-dir" not in argv else run_cli("read", *argv)

@@ -28,9 +28,10 @@ QUERIES = ["model configuration", "troubleshooting installation", "keybinds lead
 
 
 def _json(result: dict) -> dict:
-    """The contract minus what legitimately differs: timings and absolute paths."""
+    """The contract minus what legitimately differs: timings, absolute paths, and result 1's
+    neighbouring headings, which are read from the page file (a stateless reader has none)."""
     out = {k: v for k, v in result.items() if k != "timing_ms"}
-    out["results"] = [{k: v for k, v in r.items() if k not in ("toc_path", "content_path")}
+    out["results"] = [{k: v for k, v in r.items() if k not in ("toc_path", "content_path", "nearby")}
                       for r in result["results"]]
     return out
 
