@@ -174,7 +174,7 @@ def test_read_commands_for_a_dash_page_work_when_pasted(tmp_path):
 
     res = json.loads(run_cli("search", "remove the tree recursively", "--docs-dir", docs, "--json").stdout)
     top = res["results"][0]
-    command = read_command(top["source"], top["doc_set"], *top["lines"])  # what `read:` prints
+    command = read_command(top["source"], top["doc_set"], *top["lines"], str(docs))  # what `read:` prints
     assert " -- -rf.md" in command
 
     argv = shlex.split(command)[2:]  # drop "doc4llm read"
