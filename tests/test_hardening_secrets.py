@@ -20,6 +20,7 @@ from fakes_llm import (
     evaluation,
     fake_env,
     make_docs,
+    ranking,
 )
 
 from doc4llm.secrets import RedactingStream, redact, redact_data
@@ -119,7 +120,7 @@ def test_mcp_replies_never_carry_a_key(tmp_path, fakes):
 
     llm, tav = fakes
     docs = make_docs(tmp_path)
-    llm.add("reranking", "[0, 1]")
+    llm.add("reranking", ranking(0, 1))
     llm.add("synthesis", f"Add it under hooks [1]. {ECHO}")
     llm.add("evaluation", evaluation("RETURN_ANSWER", confidence=90))
     params = StdioServerParameters(command=sys.executable, env=_env(llm, tav),
