@@ -22,7 +22,7 @@ from doc4llm.answer.config import AnswerConfig
 from doc4llm.answer.deadline import Deadline, DeadlineExceeded
 from doc4llm.answer.evaluator import Evaluation, EvaluationError, evaluate
 from doc4llm.answer.llm import NO_MODEL_HINT, LLMClient
-from doc4llm.answer.rerank_llm import llm_rerank
+from doc4llm.answer.rerank_llm import rerank
 from doc4llm.answer.secrets import redact
 from doc4llm.answer.sources import SourceBook, read_section_text
 from doc4llm.answer.synthesis import Synthesis, synthesize
@@ -102,9 +102,12 @@ def run_ask(question: str, deps: AskDeps) -> AskOutcome:
     reader = partial(read_section_text, deps.docs_dir, char_budget=deps.config.section_char_budget)
     if deps.llm and deps.config.rerank and len(candidates) > 1 and not out.abstained:
         with trace.step("rerank", candidates=len(candidates)) as step:
-            candidates = llm_rerank(deps.llm, question, out.query_type, candidates,
-                                    read_text=reader, warnings=out.warnings)
-            step["reranked"] = any("llm" in (c.get("found_by") or []) for c in candidates)
+            candidates, kept_because = rerank(deps.llm, question, out.query_type, candidates,
+                                              read_text=reader)
+            step["reranked"] = kept_because is None
+            if kept_because:
+                step["kept_local_order"] = redact(kept_because)
+                out.warnings.append(f"LLM rerank skipped, local order kept: {kept_because}")
     _add_docs(out, candidates[:deps.k], question, reader)
 
     if deps.llm is None:
@@ -156,7 +159,7 @@ def _evaluate_until_done(out: AskOutcome, deps: AskDeps, reader: Callable[[dict]
                               previous=_previous(out.evaluation, tried, last_outcome),
                               available=available)
             except (EvaluationError, ExternalError) as exc:
-                step["decision"] = "ERROR"
+                step.update(decision="ERROR", error=redact(exc.message))
                 trace.final_action = ("deadline" if isinstance(exc, DeadlineExceeded)
                                       else "evaluation_failed")
                 out.warnings.append(f"answer not verified, returned as is: {redact(exc.message)}")

@@ -4,7 +4,8 @@ JSON: {answer, metadata: {confidence, answerStatus, verified, retrievalQuality, 
 queryType, suggestions, relatedQueries, warnings, processingTimeMs, searchGuidance,
 evaluationTrace?}, sources}.
 
-answerStatus: answered (cited, and judged by the evaluator), unverified (cited, not judged),
+answerStatus: answered (cited, and judged complete enough by the evaluator), incomplete
+(cited, judged not to answer it all), unverified (cited, not judged),
 uncited (cites no source: flagged, confidence capped), not_covered (the docs do not answer:
 no answer is made up), no_model, failed (the model could not answer in time or at all).
 """
@@ -55,7 +56,9 @@ def answer_status(out: AskOutcome) -> str:
         return "not_covered"
     if not out.answer.cited:
         return "uncited"
-    return "answered" if out.verified else "unverified"
+    if not out.verified:
+        return "unverified"
+    return "answered" if out.evaluation.answers_question else "incomplete"
 
 
 def retrieval_quality(search: dict, found: int) -> str:
