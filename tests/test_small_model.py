@@ -410,3 +410,23 @@ def test_percent_encoded_and_base64_spellings_are_masked(monkeypatch):
     urlsafe = base64.urlsafe_b64encode(f"xy{key}".encode()).decode()
     assert redact(urlsafe) != urlsafe
     assert redact("100% of localhost, %41 and %zz") == "100% of localhost, %41 and %zz"
+
+
+def test_mcp_tools_keep_the_sections_when_the_model_fails(tmp_path, monkeypatch):
+    from doc4llm.mcp_server import DocsService
+
+    docs = make_docs(tmp_path)
+    llm = FakeOpenAI()
+    for key, value in {**_cli_env(llm.url, DOC4LLM_LLM_BACKOFF="0.01")}.items():
+        monkeypatch.setenv(key, value)
+    monkeypatch.delenv("TAVILY_API_KEY", raising=False)
+    llm.add("synthesis", *[{"status": 500}] * 8)
+    service = DocsService(docs, embedder="none")
+    try:
+        explained = service.explain_error("TypeError: hook timeout exceeded")
+        example = service.get_working_example("add a PreToolUse hook")
+    finally:
+        service.close()
+        llm.close()
+    assert explained["results"] and explained["llm_error"]["exit_code"] == 3
+    assert example["example"] and example["llm_error"]["exit_code"] == 3
