@@ -10,45 +10,108 @@ body), so every way out passes through here, whoever produced the text:
   page folder names (`corpus.paths.sanitize_folder_name`);
 - the index: section text and titles as `index.build` writes them.
 
-Each value is also replaced in its JSON-escaped and URL-encoded spellings.
+Each value is also replaced in its JSON-escaped, URL-encoded and base64 spellings, and
+any percent-encoded token is decoded before it is checked (`sk%2Dtest...`).
+
+Only values that can be secrets are masked (`is_secret_like`: 16+ characters, varied,
+with a digit or a capital): `OPENAI_API_KEY=local`, as a local server wants, must not turn
+every "localhost" in the docs, the help and the guidance into "***host" (issue 30).
 """
 
 from __future__ import annotations
 
+import base64
 import io
 import json
+import math
 import os
+import re
 import sys
+from collections import Counter
+from functools import lru_cache
 from typing import Any
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 SECRET_ENV_VARS = ("OPENAI_API_KEY", "TAVILY_API_KEY")
 MASK = "***"
-MIN_SECRET_CHARS = 4  # a shorter "key" would mask ordinary text and protect nothing
+MIN_SECRET_CHARS = 16  # API keys are 20-170 characters; placeholders ("local", "EMPTY") are short
+MIN_ENTROPY_BITS = 3.0  # per character: random keys score 3.7-5, words and "ollama-local-key" less
+_TOKEN = re.compile(r"\S+")  # linear: each match consumes its characters
+
+
+def is_secret_like(value: str) -> bool:
+    """Whether `value` can be a secret rather than an ordinary word: long, varied, and with a
+    digit or a capital letter (a random key without both is vanishingly rare)."""
+    if len(value) < MIN_SECRET_CHARS or not any(c.isdigit() or c.isupper() for c in value):
+        return False
+    n = len(value)
+    entropy = -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+    return entropy >= MIN_ENTROPY_BITS
 
 
 def secret_values() -> list[str]:
     """Every spelling of every configured secret, longest first (read at each call, so a
     key set after start-up is covered too)."""
+    return list(_spellings(tuple((os.environ.get(v) or "").strip() for v in SECRET_ENV_VARS)))
+
+
+@lru_cache(maxsize=8)
+def _spellings(values: tuple[str, ...]) -> tuple[str, ...]:
     out: set[str] = set()
-    for var in SECRET_ENV_VARS:
-        value = (os.environ.get(var) or "").strip()
-        if len(value) < MIN_SECRET_CHARS:
+    for value in values:
+        if not is_secret_like(value):
             continue
         out.add(value)
         out.add(json.dumps(value)[1:-1])
         out.add(json.dumps(value, ensure_ascii=False)[1:-1])
         out.add(quote(value, safe=""))
-    return sorted(out, key=len, reverse=True)
+        out.update(_base64_spellings(value.encode("utf-8")))
+    return tuple(sorted(out, key=len, reverse=True))
+
+
+def _base64_spellings(raw: bytes) -> set[str]:
+    """The key's base64 as it appears inside any longer base64 text (an HTTP Basic header,
+    a data URL): at each of the 3 byte alignments, the characters that depend only on the
+    key, in the standard and URL-safe alphabets."""
+    out: set[str] = set()
+    for offset in range(3):
+        encoded = base64.b64encode(b"\0" * offset + raw).decode("ascii")
+        start = (offset * 8 + 5) // 6
+        end = ((offset + len(raw)) * 8) // 6
+        core = encoded[start:end]
+        if len(core) >= MIN_SECRET_CHARS:
+            out.add(core)
+            out.add(core.replace("+", "-").replace("/", "_"))
+    return out
 
 
 def redact(text: object) -> str:
     """`text` as a string with every configured secret value replaced by '***'."""
     out = str(text)
-    for value in secret_values():
-        if value in out:
-            out = out.replace(value, MASK)
-    return out
+    values = secret_values()
+    if not values:
+        return out
+    return _redact_with(out, values)
+
+
+def _redact_with(text: str, values: list[str]) -> str:
+    for value in values:
+        if value in text:
+            text = text.replace(value, MASK)
+    if "%" in text:  # any percent-encoding of the key, whatever the encoder left plain
+        text = _TOKEN.sub(lambda m: _decoded_token(m.group(0), values), text)
+    return text
+
+
+def _decoded_token(token: str, values: list[str]) -> str:
+    if "%" not in token:
+        return token
+    decoded = unquote(token)
+    if decoded == token or not any(v in decoded for v in values):
+        return token
+    for value in values:
+        decoded = decoded.replace(value, MASK)
+    return decoded
 
 
 def redact_data(data: Any) -> Any:
@@ -61,10 +124,7 @@ def redact_data(data: Any) -> Any:
 
 def _walk(data: Any, values: list[str]) -> Any:
     if isinstance(data, str):
-        for value in values:
-            if value in data:
-                data = data.replace(value, MASK)
-        return data
+        return _redact_with(data, values)
     if isinstance(data, dict):
         return {_walk(k, values): _walk(v, values) for k, v in data.items()}
     if isinstance(data, list):

@@ -67,7 +67,8 @@ class _Server:
 class FakeOpenAI(_Server):
     """/v1/chat/completions. Script replies per model with `add(role, *replies)`; a reply is
     the content string, or a dict {"status": 429|500, "headers": {...}}, or
-    {"delay": seconds, "content": str}. An unscripted call answers HTTP 400 (not retried),
+    {"delay": seconds, "content": str}, or {"raw": body} (a 200 with that JSON body), or a
+    callable body -> content (`ranking`). An unscripted call answers HTTP 400 (not retried),
     so a test fails loudly instead of hanging."""
 
     def __init__(self) -> None:
@@ -96,6 +97,10 @@ class FakeOpenAI(_Server):
             message = reply.get("message", f"scripted HTTP {reply['status']}")
             return reply["status"], reply.get("headers", {}), {
                 "error": {"message": message, "type": "server_error"}}
+        if callable(reply):
+            reply = reply(body)
+        if isinstance(reply, dict) and "raw" in reply:  # a 200 of any shape (choices: [] ...)
+            return 200, {}, reply["raw"]
         if isinstance(reply, dict):
             time.sleep(reply.get("delay", 0))
             reply = reply.get("content", "")
@@ -145,6 +150,32 @@ def evaluation(action: str = "RETURN_ANSWER", *, confidence: int = 80, answers: 
         "contextCompression": {"establishedFacts": ["hooks live in settings.json"],
                                "gaps": [], "stillNeeded": still_needed or [],
                                "summary": "scripted"}})
+
+
+def ranking(*top: int):
+    """A reranker reply in the requested shape ({"scores": [...]}, one per candidate): the
+    indices in `top` score 10, 9, ...; the rest 0. The candidate count is read from the
+    request (its schema, else the numbered documents of the prompt)."""
+
+    def reply(body: dict) -> str:
+        n = candidate_count(body)
+        scores = [0] * n
+        for place, i in enumerate(top):
+            if i < n:
+                scores[i] = 10 - place
+        return json.dumps({"scores": scores})
+
+    return reply
+
+
+def candidate_count(body: dict) -> int:
+    fmt = body.get("response_format") or {}
+    schema = (fmt.get("json_schema") or {}).get("schema") or fmt.get("schema") or {}
+    scores = (schema.get("properties") or {}).get("scores") or {}
+    if "minItems" in scores:
+        return int(scores["minItems"])
+    user = body["messages"][-1]["content"]
+    return len(re.findall(r"^\[\d+\] ", user, re.M))
 
 
 # -- a small docs dir and a contract-shaped search over it -----------------------------------
@@ -261,14 +292,14 @@ Restart the session so it is loaded [1]."""
 
 
 def scenario_well_documented(llm: FakeOpenAI, tav: FakeTavily) -> dict:
-    llm.add("reranking", "[0, 1]")
+    llm.add("reranking", ranking(0, 1))
     llm.add("synthesis", HOOK_ANSWER)
     llm.add("evaluation", evaluation("RETURN_ANSWER", confidence=90))
     return {"question": "how do I add a hook"}
 
 
 def scenario_partial(llm: FakeOpenAI, tav: FakeTavily) -> dict:
-    llm.add("reranking", "[0, 1]")
+    llm.add("reranking", ranking(0, 1))
     llm.add("synthesis", HOOK_ANSWER + "\nThe docs found do not say how to limit its run time.")
     llm.add("evaluation", evaluation("QUERY_MORE_DOCS", confidence=45, answers=False,
                                      completeness="partial", queries=["hook timeout seconds"],
@@ -279,7 +310,7 @@ def scenario_partial(llm: FakeOpenAI, tav: FakeTavily) -> dict:
 
 
 def scenario_undocumented(llm: FakeOpenAI, tav: FakeTavily) -> dict:
-    llm.add("reranking", "[0]")
+    llm.add("reranking", ranking(0))
     llm.add("synthesis", "The documentation does not cover this.")
     llm.add("evaluation", evaluation("SEARCH_WEB", confidence=10, answers=False,
                                      completeness="minimal", queries=["acme agent hooks kubernetes"]))
@@ -294,7 +325,7 @@ def scenario_undocumented(llm: FakeOpenAI, tav: FakeTavily) -> dict:
 
 
 def scenario_malformed_json(llm: FakeOpenAI, tav: FakeTavily) -> dict:
-    llm.add("reranking", "[0, 1]")
+    llm.add("reranking", ranking(0, 1))
     llm.add("synthesis", HOOK_ANSWER)
     llm.add("evaluation", "Looks good to me! {decision: return}",
             evaluation("RETURN_ANSWER", confidence=90))
@@ -302,14 +333,14 @@ def scenario_malformed_json(llm: FakeOpenAI, tav: FakeTavily) -> dict:
 
 
 def scenario_rate_limited(llm: FakeOpenAI, tav: FakeTavily) -> dict:
-    llm.add("reranking", "[0, 1]")
+    llm.add("reranking", ranking(0, 1))
     llm.add("synthesis", {"status": 429, "headers": {"Retry-After": "0.05"}}, HOOK_ANSWER)
     llm.add("evaluation", evaluation("RETURN_ANSWER", confidence=90))
     return {"question": "how do I add a hook"}
 
 
 def scenario_iteration_cap(llm: FakeOpenAI, tav: FakeTavily) -> dict:
-    llm.add("reranking", "[0, 1]")
+    llm.add("reranking", ranking(0, 1))
     llm.add("synthesis", HOOK_ANSWER, HOOK_ANSWER + " Restart required [1].")
     llm.add("evaluation", *[evaluation("REFINE_ANSWER", confidence=40, answers=False,
                                        completeness="partial", focus=["more detail"])] * 2)

@@ -19,6 +19,7 @@ from fakes_llm import (
     evaluation,
     fake_env,
     make_docs,
+    ranking,
     scenario_undocumented,
 )
 
@@ -64,7 +65,7 @@ def test_without_a_key_ask_exits_0_with_sections_and_how_to_configure(docs):
 
 def test_json_answer_with_trace(docs, fakes):
     llm, tav = fakes
-    llm.add("reranking", "[0, 1]")
+    llm.add("reranking", ranking(0, 1))
     llm.add("synthesis", HOOK_ANSWER)
     llm.add("evaluation", evaluation("RETURN_ANSWER", confidence=91))
     proc = ask(docs, "how do I add a hook", "--json", "--trace", "-k", "2", llm=llm, tav=tav)
@@ -106,11 +107,12 @@ def test_text_output_and_no_web_flag(docs, fakes):
     """Text mode: answer, sources, guidance, footer, trace; --no-web keeps Tavily unused
     even with TAVILY_API_KEY set, and the web search the evaluator wanted becomes guidance."""
     llm, tav = fakes
-    llm.add("reranking", "[1, 0]")
+    llm.add("reranking", ranking(1, 0))
     llm.add("synthesis", "The documentation does not cover this [1].")
     llm.add("evaluation", evaluation("SEARCH_WEB", confidence=10, answers=False,
                                      completeness="minimal", queries=["acme hooks kubernetes"]))
-    proc = ask(docs, "how do I run hooks on kubernetes", "--no-web", "--trace", "-k", "2",
+    # a question the local search answers (an abstaining one is never synthesised from)
+    proc = ask(docs, "how do I add a hook", "--no-web", "--trace", "-k", "2",
                llm=llm, tav=tav)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
@@ -119,7 +121,7 @@ def test_text_output_and_no_web_flag(docs, fakes):
     assert re.search(r"\[[12]\] Acme_Agent@1 / Hooks / Hooks( > [^\n]+)?  lines \d+-\d+  "
                      r"https://docs\.acme\.dev/hooks", out)
     assert "Not fully answered by the docs. Try:" in out and "  - acme hooks kubernetes" in out
-    assert "-- confidence 10 | retrieval " in out and "| type howto |" in out
+    assert "-- incomplete | confidence 10 | retrieval " in out and "| type howto |" in out
     assert "evaluation SEARCH_WEB: scripted SEARCH_WEB" in out
     assert "web search is off (--no-web)" in proc.stderr
     assert tav.requests == []

@@ -11,6 +11,7 @@ from fakes_llm import (
     HOOK_ANSWER,
     MODELS,
     evaluation,
+    ranking,
     run_ask_in_process,
     stub_search,
 )
@@ -67,14 +68,17 @@ def test_llm_rerank_applies_the_model_order_and_keeps_every_result(docs, fakes):
     llm, _ = fakes
     results = stub_search(docs)("hook timeout seconds")["results"]
     assert len(results) == 3
-    llm.add("reranking", "Sure: [2, 0]")
+    llm.add("reranking", '{"scores": [6, 0, 9]}')
     ranked = llm_rerank(_client(docs), "hook timeout seconds", "howto", results)
     assert [r["heading_path"] for r in ranked] == [results[2]["heading_path"],
                                                     results[0]["heading_path"],
                                                     results[1]["heading_path"]]
     assert [r["rank"] for r in ranked] == [1, 2, 3]
-    assert "llm" in ranked[0]["found_by"] and "llm" not in ranked[2]["found_by"]
-    prompt = llm.calls("reranking")[0]["body"]["messages"][1]["content"]
+    assert all("llm" in r["found_by"] for r in ranked)  # the model ranked every one
+    request = llm.calls("reranking")[0]["body"]
+    assert request["temperature"] == 0
+    assert request["response_format"]["json_schema"]["schema"]["properties"]["scores"]["minItems"] == 3
+    prompt = request["messages"][1]["content"]
     assert "step-by-step" in prompt and "[2] Acme_Agent@1 / Hooks > Hook events" in prompt
 
 
@@ -82,7 +86,7 @@ def test_llm_rerank_preview_length_follows_the_query_type(docs, fakes):
     llm, _ = fakes
     results = stub_search(docs)("hook timeout seconds")["results"]
     long_text = "x" * 5000
-    llm.add("reranking", "[0]", "[0]")
+    llm.add("reranking", ranking(0), ranking(0))
     client = _client(docs)
     llm_rerank(client, "what is a hook", "concept", results, read_text=lambda r: long_text)
     llm_rerank(client, "hook", "general", results, read_text=lambda r: long_text)
@@ -92,7 +96,9 @@ def test_llm_rerank_preview_length_follows_the_query_type(docs, fakes):
     assert "x" * 1500 in general and "x" * 1501 not in general
 
 
-@pytest.mark.parametrize("reply", ["I think the first one", "[9, 12]", {"status": 500}])
+@pytest.mark.parametrize("reply", ["I think the first one", "[9, 12]", {"status": 500},
+                                   "The best is [2], then maybe [0].", "[2, 0]",
+                                   '{"scores": [3, 4]}', {"raw": {"choices": []}}])
 def test_llm_rerank_keeps_the_local_order_on_any_error(docs, fakes, reply):
     llm, _ = fakes
     results = stub_search(docs)("hook timeout seconds")["results"]
@@ -107,7 +113,7 @@ def test_llm_rerank_keeps_the_local_order_on_any_error(docs, fakes, reply):
 
 def test_web_search_failure_is_a_warning_not_a_crash(docs, fakes):
     llm, tav = fakes
-    llm.add("reranking", "[0]")
+    llm.add("reranking", ranking(0))
     llm.add("synthesis", "The documentation does not cover this.")
     llm.add("evaluation", evaluation("SEARCH_WEB", confidence=10, answers=False,
                                      completeness="minimal", queries=["acme kubernetes"]),
@@ -124,7 +130,7 @@ def test_web_search_failure_is_a_warning_not_a_crash(docs, fakes):
 def test_without_a_web_key_the_wanted_web_queries_become_guidance(docs, fakes, monkeypatch):
     monkeypatch.delenv("TAVILY_API_KEY")
     llm, tav = fakes
-    llm.add("reranking", "[0]")
+    llm.add("reranking", ranking(0))
     llm.add("synthesis", "The documentation does not cover this.")
     llm.add("evaluation", evaluation("SEARCH_WEB", confidence=10, answers=False,
                                      completeness="minimal", queries=["acme hooks kubernetes"]))
@@ -192,7 +198,9 @@ def test_answer_checks_close_open_fences_and_flag_unknown_citations():
 def test_broken_code_in_an_answer_is_flagged_with_its_line():
     checked = check_answer("Use this [1]:\n```python\ndef f(:\n    pass\n```", SourceBook())
     assert any("python" in w and "syntax error at line 3" in w for w in checked.warnings)
-    fine = check_answer("```json\n{\"hooks\": {}}\n```", SourceBook())
+    book = SourceBook()
+    book.add_doc({"doc_set": "A@1", "page": "P", "lines": [1, 3]}, "text", "q")
+    fine = check_answer("```json\n{\"hooks\": {}}\n```\nAs documented [1].", book)
     assert fine.warnings == []
 
 
@@ -209,7 +217,7 @@ def test_section_text_is_clipped_between_code_blocks_only():
 
 def test_models_are_chosen_per_role(docs, fakes):
     llm, _ = fakes
-    llm.add("reranking", "[0, 1]")
+    llm.add("reranking", ranking(0, 1))
     llm.add("synthesis", HOOK_ANSWER)
     llm.add("evaluation", evaluation())
     run_ask_in_process(docs, "how do I add a hook")

@@ -114,8 +114,9 @@ def test_llm_example_still_broken_is_reported(docs, fake_llm):
     fake_llm.add("synthesis", broken, broken)
     proc = run_cli("example", "worker pool graceful shutdown", "--docs-dir", docs, "--json")
     data = json.loads(proc.stdout)
-    assert data["mode"] == "llm" and len(data["warnings"]) == 1
+    assert data["mode"] == "llm" and len(data["warnings"]) == 2
     assert "syntax error" in data["warnings"][0] and "go" in data["warnings"][0]
+    assert "cites none of the sources" in data["warnings"][1]
 
 
 def test_no_llm_flag_stays_offline(docs, fake_llm):

@@ -12,7 +12,7 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from fakes_llm import FakeOpenAI, evaluation, fake_env, make_docs
+from fakes_llm import FakeOpenAI, evaluation, fake_env, make_docs, ranking
 
 
 class RawServer:
@@ -88,7 +88,7 @@ def test_a_web_search_reply_that_is_not_tavily_json_is_a_warning(tmp_path, body,
     llm = FakeOpenAI()
     tavily = RawServer(body, content_type)
     try:
-        llm.add("reranking", "[0]")
+        llm.add("reranking", ranking(0))
         llm.add("synthesis", "The docs do not cover this.")
         llm.add("evaluation", evaluation("SEARCH_WEB", confidence=10, answers=False,
                                          completeness="minimal", queries=["acme hooks k8s"]))

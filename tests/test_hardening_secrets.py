@@ -20,6 +20,7 @@ from fakes_llm import (
     evaluation,
     fake_env,
     make_docs,
+    ranking,
 )
 
 from doc4llm.secrets import RedactingStream, redact, redact_data
@@ -119,7 +120,7 @@ def test_mcp_replies_never_carry_a_key(tmp_path, fakes):
 
     llm, tav = fakes
     docs = make_docs(tmp_path)
-    llm.add("reranking", "[0, 1]")
+    llm.add("reranking", ranking(0, 1))
     llm.add("synthesis", f"Add it under hooks [1]. {ECHO}")
     llm.add("evaluation", evaluation("RETURN_ANSWER", confidence=90))
     params = StdioServerParameters(command=sys.executable, env=_env(llm, tav),
@@ -138,12 +139,12 @@ def test_mcp_replies_never_carry_a_key(tmp_path, fakes):
 
 
 def test_redaction_covers_every_spelling_and_every_string(monkeypatch):
-    key = 'sk-"quoted"/+key'
+    key = 'sk-"quoted"/+Key-2024'
     monkeypatch.setenv("OPENAI_API_KEY", key)
     monkeypatch.setenv("TAVILY_API_KEY", "abc")  # too short to be a key: text left alone
     assert redact(f"a {key} b") == "a *** b"
     assert redact(json.dumps({"k": key})) == '{"k": "***"}'
-    assert redact("https://x/?k=sk-%22quoted%22%2F%2Bkey") == "https://x/?k=***"
+    assert redact("https://x/?k=sk-%22quoted%22%2F%2BKey-2024") == "https://x/?k=***"
     assert redact("abc") == "abc"
     data = redact_data({key: [key, (1, f"x{key}")], "n": 3})
     assert data == {"***": ["***", (1, "x***")], "n": 3}

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import yaml
 
+from doc4llm.answer.deadline import DEFAULT_DEADLINE_S
 from doc4llm.errors import InputError
 
 CONFIG_FILE = "doc4llm.yaml"
@@ -26,11 +27,12 @@ class AnswerConfig:
     evaluation_model: str = "gpt-4o-mini"
     reranking_model: str = "gpt-4o-mini"
     base_url: str | None = None  # OPENAI_BASE_URL: Ollama, vLLM, any OpenAI-compatible server
-    timeout_s: float = 60.0
+    timeout_s: float = 60.0  # one request, capped by what is left of deadline_s
+    deadline_s: float = DEFAULT_DEADLINE_S  # the whole command: search, every call, every wait
     max_retries: int = 3  # retries after the first attempt, on 429 / 5xx / timeouts
     backoff_base_s: float = 1.0  # waits base, 2*base, 4*base... (Retry-After wins, capped)
     backoff_max_s: float = 20.0
-    max_tokens: int = 2000
+    max_tokens: int = 1024  # an answer or example; the evaluator and reranker size their own
     max_iterations: int = 3  # evaluations per question
     max_doc_queries: int = 2
     max_web_searches: int = 2
@@ -53,11 +55,16 @@ _ENV = {
     "DOC4LLM_RERANKING_MODEL": "reranking_model",
     "OPENAI_BASE_URL": "base_url",
     "DOC4LLM_LLM_TIMEOUT": "timeout_s",
+    "DOC4LLM_DEADLINE": "deadline_s",
+    "DOC4LLM_MAX_TOKENS": "max_tokens",
     "DOC4LLM_LLM_MAX_RETRIES": "max_retries",
     "DOC4LLM_LLM_BACKOFF": "backoff_base_s",
     "DOC4LLM_MAX_ITERATIONS": "max_iterations",
     "TAVILY_API_BASE_URL": "tavily_base_url",
 }
+
+
+_POSITIVE = {"timeout_s", "deadline_s"}  # 0 or inf would mean "never answer" / "wait forever"
 
 
 def load_answer_config(config_path: Path | None = None) -> AnswerConfig:
@@ -111,7 +118,11 @@ def _coerce(name: str, raw: object, default: object) -> object:
         if isinstance(default, int):
             return int(raw)  # type: ignore[arg-type]
         if isinstance(default, float):
-            return float(raw)  # type: ignore[arg-type]
+            value = float(raw)  # type: ignore[arg-type]
+            if name in _POSITIVE and not 0 < value < float("inf"):
+                raise ValueError(name)
+            return value
     except (TypeError, ValueError) as exc:
-        raise InputError(f"answer setting {name}={raw!r} is not a number") from exc
+        raise InputError(f"answer setting {name}={raw!r} is not a "
+                         f"{'positive ' if name in _POSITIVE else ''}number") from exc
     return None if raw is None else str(raw)

@@ -1,22 +1,23 @@
 """The evaluator (seed 002): the model judges the current answer and picks the next action.
 
-Its JSON is validated here; malformed output gets exactly one repair request, then an
-EvaluationError, on which the loop returns the current answer with a warning.
+Its reply is requested in `evaluation_schema`, at temperature 0 and with a token budget
+its bounded fields fit in. The reply is validated against the same
+schema; malformed output gets exactly one repair request, then an EvaluationError, on
+which the loop returns the current answer, flagged unverified.
 """
 
 from __future__ import annotations
 
-import json
-import re
 from dataclasses import asdict, dataclass, field
 
 from doc4llm.answer.llm import LLMClient
 from doc4llm.answer.prompts import REPAIR_USER, evaluator_messages
+from doc4llm.answer.structured import clip_to_schema, extract_json, str_list, validate
 from doc4llm.errors import ExternalError
 
 ACTIONS = ("RETURN_ANSWER", "QUERY_MORE_DOCS", "SEARCH_WEB", "REFINE_ANSWER")
 COMPLETENESS = ("complete", "partial", "minimal", "wrong")
-_FENCED = re.compile(r"```(?:json)?\s*(.*?)```", re.S)
+MAX_TOKENS = 700  # the schema's bounded fields fit in ~450 tokens
 
 
 class EvaluationError(ExternalError):
@@ -51,72 +52,144 @@ class Evaluation:
 def evaluate(client: LLMClient, *, question: str, query_type: str, answer: str,
              sources: list[str], previous: dict | None, available: dict) -> Evaluation:
     messages = evaluator_messages(question, query_type, answer, sources, previous, available)
-    reply, _ = client.chat("evaluation", messages, json_mode=True)
+    # every action stays in the schema: one the loop cannot run (no web key, budget spent)
+    # is still worth knowing, it ends the loop with the evaluator's queries as guidance
+    schema = evaluation_schema()
+    reply = _ask(client, messages, schema)
     try:
-        return parse_evaluation(reply)
+        return parse_evaluation(reply, schema)
     except ValueError as first:
         messages += [{"role": "assistant", "content": reply},
                      {"role": "user", "content": REPAIR_USER.format(error=first)}]
-        reply, _ = client.chat("evaluation", messages, json_mode=True)
+        reply = _ask(client, messages, schema)
         try:
-            evaluation = parse_evaluation(reply)
+            evaluation = parse_evaluation(reply, schema)
         except ValueError as second:
             raise EvaluationError(f"evaluator output unusable after one repair: {second}") from None
         evaluation.repaired = True
         return evaluation
 
 
-def parse_evaluation(reply: str) -> Evaluation:
-    """Evaluation from the model's reply; ValueError says what is wrong (fed to the repair)."""
-    text = (reply or "").strip()
-    fenced = _FENCED.search(text)
-    if fenced:
-        text = fenced.group(1).strip()
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise ValueError(f"not JSON ({exc.msg} at char {exc.pos})") from None
+def evaluation_schema(actions: tuple[str, ...] | list[str] = ACTIONS) -> dict:
+    """The evaluator's reply shape (`actions`: the ones it may choose)."""
+    return {
+        "type": "object",
+        "properties": {
+            "assessment": {
+                "type": "object",
+                "properties": {
+                    "answersQuestion": {"type": "boolean"},
+                    "completeness": {"type": "string", "enum": list(COMPLETENESS)},
+                    "specificIssues": str_list(),
+                    "confidence": {"type": "integer", "minimum": 0, "maximum": 100},
+                },
+                "required": ["answersQuestion", "completeness", "confidence"],
+            },
+            "decision": {
+                "type": "object",
+                "properties": {
+                    "action": {"type": "string", "enum": [a for a in ACTIONS if a in actions]},
+                    "reason": {"type": "string", "maxLength": 240},
+                    "details": {"type": "object",
+                                "properties": {"queries": str_list(2, 100),
+                                               "focusAreas": str_list()},
+                                "required": ["queries"]},
+                },
+                "required": ["action", "reason", "details"],
+            },
+            "contextCompression": {
+                "type": "object",
+                "properties": {"establishedFacts": str_list(), "gaps": str_list(),
+                               "stillNeeded": str_list(),
+                               "summary": {"type": "string", "maxLength": 240}},
+            },
+        },
+        "required": ["assessment", "decision"],
+    }
+
+
+def _ask(client: LLMClient, messages: list[dict], schema: dict) -> str:
+    reply, _ = client.chat("evaluation", messages, schema=schema, schema_name="evaluation",
+                           max_tokens=MAX_TOKENS, temperature=0)
+    return reply
+
+
+def parse_evaluation(reply: str, schema: dict | None = None) -> Evaluation:
+    """Evaluation from the model's reply, checked against `schema` (default: every action
+    allowed) after harmless spelling fixes; ValueError says what is wrong (fed to the repair)."""
+    schema = schema or evaluation_schema()
+    data = extract_json(reply)
     if not isinstance(data, dict):
         raise ValueError("the reply must be a JSON object")
-    assessment = _obj(data, "assessment")
-    decision = _obj(data, "decision")
+    data = clip_to_schema(_normalised(data), schema)
+    validate(data, schema)
+    assessment, decision = data["assessment"], data["decision"]
+    details = decision["details"]
     compression = data.get("contextCompression") or {}
-    if not isinstance(compression, dict):
-        raise ValueError("contextCompression must be an object")
-    action = str(decision.get("action", "")).strip().upper()
-    if action not in ACTIONS:
-        raise ValueError(f"decision.action must be one of {', '.join(ACTIONS)}, got {action!r}")
-    details = decision.get("details") or decision.get("actionDetails") or {}
-    if not isinstance(details, dict):
-        raise ValueError("decision.details must be an object")
-    completeness = str(assessment.get("completeness", "partial")).lower()
-    if completeness not in COMPLETENESS:
-        completeness = "partial"
     evaluation = Evaluation(
-        answers_question=bool(assessment.get("answersQuestion", False)),
-        completeness=completeness,
+        answers_question=assessment["answersQuestion"],
+        completeness=assessment["completeness"],
         issues=_strings(assessment.get("specificIssues")),
-        confidence=_confidence(assessment.get("confidence",
-                                              assessment.get("confidenceInAssessment"))),
-        action=action,
-        reason=str(decision.get("reason") or ""),
+        confidence=assessment["confidence"],
+        action=decision["action"],
+        reason=decision["reason"],
         queries=_strings(details.get("queries")),
         focus_areas=_strings(details.get("focusAreas")),
         established_facts=_strings(compression.get("establishedFacts")),
-        gaps=_strings(compression.get("gaps") or compression.get("identifiedGaps")),
+        gaps=_strings(compression.get("gaps")),
         still_needed=_strings(compression.get("stillNeeded")),
         summary=str(compression.get("summary") or ""),
     )
-    if action in ("QUERY_MORE_DOCS", "SEARCH_WEB") and not evaluation.queries:
-        raise ValueError(f"{action} needs decision.details.queries (a list of strings)")
+    if evaluation.action in ("QUERY_MORE_DOCS", "SEARCH_WEB") and not evaluation.queries:
+        # a small model often names what is missing but leaves queries empty: search for that
+        evaluation.queries = (evaluation.still_needed or evaluation.gaps
+                              or evaluation.focus_areas)[:2]
+        if not evaluation.queries:
+            raise ValueError(f"{evaluation.action} needs decision.details.queries "
+                             "(a list of strings)")
     return evaluation
 
 
-def _obj(data: dict, key: str) -> dict:
-    value = data.get(key)
-    if not isinstance(value, dict):
-        raise ValueError(f"missing object {key!r}")
-    return value
+def _normalised(data: dict) -> dict:
+    """Spellings the old prompt and larger models use, mapped onto the schema's: action in
+    any case, `actionDetails`, a confidence as 85.0 or "85", one string for a list."""
+    data = dict(data)
+    assessment = data.get("assessment")
+    if isinstance(assessment, dict):
+        assessment = dict(assessment)
+        assessment.setdefault("answersQuestion", False)  # unknown: the cautious reading
+        assessment.setdefault("completeness", "partial")
+        if "confidence" not in assessment and "confidenceInAssessment" in assessment:
+            assessment["confidence"] = assessment["confidenceInAssessment"]
+        if isinstance(assessment.get("confidence"), (float, str)):
+            try:
+                assessment["confidence"] = int(round(float(assessment["confidence"])))
+            except ValueError:
+                pass
+        if isinstance(assessment.get("completeness"), str):
+            value = assessment["completeness"].strip().lower()
+            assessment["completeness"] = value if value in COMPLETENESS else "partial"
+        data["assessment"] = assessment
+    decision = data.get("decision")
+    if isinstance(decision, dict):
+        decision = dict(decision)
+        if isinstance(decision.get("action"), str):
+            decision["action"] = decision["action"].strip().upper()
+        if "details" not in decision:
+            decision["details"] = decision.get("actionDetails") or {}
+        if isinstance(decision["details"], dict):
+            details = dict(decision["details"])
+            details.setdefault("queries", [])
+            for key in ("queries", "focusAreas"):
+                if isinstance(details.get(key), str):
+                    details[key] = [details[key]]
+            decision["details"] = details
+        decision.setdefault("reason", "")
+        data["decision"] = decision
+    compression = data.get("contextCompression")
+    if isinstance(compression, dict) and "gaps" not in compression and "identifiedGaps" in compression:
+        data["contextCompression"] = {**compression, "gaps": compression["identifiedGaps"]}
+    return data
 
 
 def _strings(value: object) -> list[str]:
@@ -125,10 +198,3 @@ def _strings(value: object) -> list[str]:
     if isinstance(value, list):
         return [str(v).strip() for v in value if str(v).strip()]
     return []
-
-
-def _confidence(value: object) -> int:
-    try:
-        return max(0, min(100, int(round(float(value)))))  # type: ignore[arg-type]
-    except (TypeError, ValueError):
-        raise ValueError("assessment.confidence must be a number 0-100") from None

@@ -3,7 +3,12 @@ search, a refinement or return, until the evaluator is satisfied or a budget run
 
 Termination is structural: each pass through the loop costs one evaluation and the
 number of evaluations is capped; actions that cannot run (budget spent, no web key) end
-the loop instead of asking the evaluator the same question again.
+the loop instead of asking the evaluator the same question again; and the command's one
+deadline (answer.deadline) bounds the whole of it.
+
+Honesty (issue 30): when retrieval abstains, nothing is synthesised from the weak local
+matches: the web is searched if configured, else the outcome is "not covered" with the
+search's guidance.
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ from functools import partial
 from pathlib import Path
 
 from doc4llm.answer.config import AnswerConfig
+from doc4llm.answer.deadline import Deadline, DeadlineExceeded
 from doc4llm.answer.evaluator import Evaluation, EvaluationError, evaluate
 from doc4llm.answer.llm import NO_MODEL_HINT, LLMClient
-from doc4llm.answer.rerank_llm import llm_rerank
+from doc4llm.answer.rerank_llm import rerank
 from doc4llm.answer.secrets import redact
 from doc4llm.answer.sources import SourceBook, read_section_text
 from doc4llm.answer.synthesis import Synthesis, synthesize
@@ -25,6 +31,7 @@ from doc4llm.answer.websearch import WebSearch
 from doc4llm.errors import Doc4llmError, ExternalError
 
 SearchFn = Callable[[str], dict]
+UNVERIFIED_CAP = 30  # the most confidence an unverified or uncited answer reports
 
 
 @dataclass
@@ -36,6 +43,12 @@ class AskDeps:
     config: AnswerConfig
     k: int = 5
     web_off_reason: str = "set TAVILY_API_KEY to let ask search the web"
+    deadline: Deadline | None = None  # default: the LLM client's (one per command)
+
+    def time_left(self) -> Deadline:
+        if self.deadline is None:
+            self.deadline = self.llm.deadline if self.llm else Deadline(self.config.deadline_s)
+        return self.deadline
 
 
 @dataclass
@@ -48,6 +61,17 @@ class AskOutcome:
     evaluation: Evaluation | None = None
     warnings: list[str] = field(default_factory=list)
     wanted_web_queries: list[str] = field(default_factory=list)
+    evaluated_text: str | None = None  # the answer text `evaluation` judged
+
+    @property
+    def abstained(self) -> bool:
+        return bool(self.search.get("abstained"))
+
+    @property
+    def verified(self) -> bool:
+        """The evaluator judged the answer being returned (not an earlier version)."""
+        return (self.answer is not None and self.evaluation is not None
+                and self.evaluated_text == self.answer.text)
 
     @property
     def query_type(self) -> str:
@@ -55,43 +79,66 @@ class AskOutcome:
 
     @property
     def confidence(self) -> int:
-        if self.evaluation is not None:
-            return self.evaluation.confidence
-        return int(self.search.get("confidence") or 0)
+        """The evaluator's confidence in the answer it judged; an answer it did not judge, or
+        that cites nothing, never reports more than UNVERIFIED_CAP (and never the search's
+        confidence as its own); without an answer, the search's confidence in the sections."""
+        search = int(self.search.get("confidence") or 0)
+        if self.answer is None:
+            return 0 if self.trace.final_action == "not_covered" else search
+        own = self.evaluation.confidence if self.verified else UNVERIFIED_CAP
+        if not self.verified or not self.answer.cited:
+            own = min(own, UNVERIFIED_CAP)
+        return own
 
 
 def run_ask(question: str, deps: AskDeps) -> AskOutcome:
     trace = Trace(deps.llm, deps.web)
+    deps.time_left()  # starts the clock if the caller gave none
     with trace.step("search", query=question) as step:
         first = deps.search_fn(question)
         step["results"] = len(first.get("results") or [])
     out = AskOutcome(question=question, search=first, book=SourceBook(), trace=trace)
     candidates = list(first.get("results") or [])
     reader = partial(read_section_text, deps.docs_dir, char_budget=deps.config.section_char_budget)
-    if deps.llm and deps.config.rerank and len(candidates) > 1:
-        with trace.step("rerank", candidates=len(candidates)):
-            candidates = llm_rerank(deps.llm, question, out.query_type, candidates,
-                                    read_text=reader, warnings=out.warnings)
+    if deps.llm and deps.config.rerank and len(candidates) > 1 and not out.abstained:
+        with trace.step("rerank", candidates=len(candidates)) as step:
+            candidates, kept_because = rerank(deps.llm, question, out.query_type, candidates,
+                                              read_text=reader)
+            step["reranked"] = kept_because is None
+            if kept_because:
+                step["kept_local_order"] = redact(kept_because)
+                out.warnings.append(f"LLM rerank skipped, local order kept: {kept_because}")
     _add_docs(out, candidates[:deps.k], question, reader)
 
     if deps.llm is None:
         trace.final_action = "no_model"
         out.warnings.append(f"no model configured, so no answer text: {NO_MODEL_HINT}")
         return out
-    if not out.book.docs:
+    if out.abstained or not out.book.docs:
+        # weak local matches are listed, never synthesised from: a small model would
+        # answer confidently from them (issue 30)
+        out.book.docs_in_prompt = False
         if deps.web is None:
-            trace.final_action = "no_sources"
-            out.warnings.append("the local docs have nothing on this question"
-                                + _web_hint(deps))
+            _not_covered(out, deps)
             return out
-        _search_web(out, deps, [question], reason="no local documentation matched")
+        _search_web(out, deps, [question], reason="the local docs do not cover this question")
         if not out.book.web:
-            trace.final_action = "no_sources"
+            _not_covered(out, deps)
             return out
     if not _synthesize(out, deps, "synthesis"):
         return out
     _evaluate_until_done(out, deps, reader)
     return out
+
+
+def _not_covered(out: AskOutcome, deps: AskDeps) -> None:
+    out.trace.final_action = "not_covered"
+    confidence = int(out.search.get("confidence") or 0)
+    found = (f"the search abstained (confidence {confidence})" if out.book.docs
+             else "nothing matched")
+    hint = ("; the web search found nothing usable" if deps.web is not None else _web_hint(deps))
+    out.warnings.append(f"not covered: the local docs do not answer this question ({found}); "
+                        "the closest sections are listed, not an answer" + hint)
 
 
 def _evaluate_until_done(out: AskOutcome, deps: AskDeps, reader: Callable[[dict], str]) -> None:
@@ -100,6 +147,11 @@ def _evaluate_until_done(out: AskOutcome, deps: AskDeps, reader: Callable[[dict]
     last_outcome = "initial answer"
     for iteration in range(1, cfg.max_iterations + 1):
         available = _available(out, deps)
+        if deps.time_left().expired():
+            trace.final_action = "deadline"
+            out.warnings.append(f"the {deps.time_left().seconds:g} s deadline passed: "
+                                "the answer is returned unverified")
+            return
         with trace.step("evaluation", iteration=iteration) as step:
             try:
                 ev = evaluate(deps.llm, question=out.question, query_type=out.query_type,
@@ -107,11 +159,13 @@ def _evaluate_until_done(out: AskOutcome, deps: AskDeps, reader: Callable[[dict]
                               previous=_previous(out.evaluation, tried, last_outcome),
                               available=available)
             except (EvaluationError, ExternalError) as exc:
-                step["decision"] = "ERROR"
-                trace.final_action = "evaluation_failed"
+                step.update(decision="ERROR", error=redact(exc.message))
+                trace.final_action = ("deadline" if isinstance(exc, DeadlineExceeded)
+                                      else "evaluation_failed")
                 out.warnings.append(f"answer not verified, returned as is: {redact(exc.message)}")
                 return
             out.evaluation = ev
+            out.evaluated_text = out.answer.text
             step.update(decision=ev.action, reason=ev.reason, confidence=ev.confidence,
                         completeness=ev.completeness, repaired=ev.repaired,
                         queries=ev.queries, focus_areas=ev.focus_areas, context=ev.compressed())
@@ -169,13 +223,12 @@ def _synthesize(out: AskOutcome, deps: AskDeps, kind: str, previous: Evaluation 
                                 focus=focus, summary=previous.summary if previous else None)
         except ExternalError as exc:
             step["error"] = redact(exc.message)
-            out.trace.final_action = "llm_error"
+            out.trace.final_action = "deadline" if isinstance(exc, DeadlineExceeded) else "llm_error"
             kept = "the previous answer is kept" if out.answer else "no answer text"
             out.warnings.append(f"model call failed, {kept}: {redact(exc.message)}")
             return False
         step["cited"] = [f"[{r}]" for r in result.cited]
     out.answer = result
-    out.warnings.extend(w for w in result.warnings if w not in out.warnings)
     return True
 
 
@@ -209,10 +262,14 @@ def _query_docs(out: AskOutcome, deps: AskDeps, queries: list[str],
 
 def _search_web(out: AskOutcome, deps: AskDeps, queries: list[str], reason: str) -> None:
     for query in queries:
+        left = deps.time_left().remaining()
+        if left < 2:
+            out.warnings.append(f"web search {query!r} skipped: the deadline is too close")
+            continue
         with out.trace.step("web_search", query=query, reason=reason) as step:
             out.trace.web_searches += 1
             try:
-                results = deps.web.search(query)
+                results = deps.web.search(query, timeout=min(deps.config.timeout_s, left))
             except ExternalError as exc:
                 out.warnings.append(exc.message)
                 step["error"] = exc.message

@@ -85,11 +85,12 @@ RERANK_PREVIEW_CHARS = {"concept": 3000, "howto": 2000, "error": 2000, "code_loo
 
 
 def rerank_messages(query: str, query_type: str, docs: list[tuple[str, str]]) -> list[dict]:
-    """`docs`: (title, preview) in the local order; the model answers with their indices."""
+    """`docs`: (title, preview) in the local order; the model scores each of them."""
     guide = RERANK_GUIDELINES.get(query_type, RERANK_GUIDELINES["general"])
     listing = "\n\n".join(f"[{i}] {title}\n{preview}" for i, (title, preview) in enumerate(docs))
     user = (f"Query ({query_type}): {query}\n\nDocuments:\n{listing}\n\nGuidelines: {guide}\n\n"
-            "Reply with a JSON array only: the indices of the relevant documents, most relevant "
-            "first, e.g. [3, 0, 5]. Leave out irrelevant documents.")
-    return [{"role": "system", "content": "You rank documentation sections by relevance."},
+            f"Reply with a JSON object only: {{\"scores\": [...]}} with exactly {len(docs)} "
+            f"integers, one relevance score from 0 (irrelevant) to 10 (answers the query) for "
+            f"each document, in the order listed, e.g. {{\"scores\": [7, 2, 9]}} for three.")
+    return [{"role": "system", "content": "You score documentation sections by relevance."},
             {"role": "user", "content": user}]

@@ -1,66 +1,112 @@
 """LLM reranking of search results (seed 004): the prompt and preview length follow the
-query type, the model returns a JSON list of indices, and on ANY failure the local order
-is kept, because a reranker must never make a search fail or lose a result."""
+query type; the model scores every candidate (`rerank_schema`: one 0-10 score per
+document, in the order listed), so a reply that parses is a complete ranking by
+construction. A complete list of indices (every candidate once, as the whole reply) is
+accepted too; anything else (prose, a few bracketed numbers, a partial list) keeps the
+local order and says so, because a reranker must never make a search fail, lose a result
+or claim an order it did not produce."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
 
 from doc4llm.answer.llm import LLMClient
 from doc4llm.answer.prompts import RERANK_PREVIEW_CHARS, rerank_messages
+from doc4llm.answer.structured import extract_json, validate
 from doc4llm.errors import Doc4llmError
 
-_ARRAY = re.compile(r"\[[\d\s,]*\]")
+MAX_SCORE = 10
+
+
+def rerank_schema(n: int) -> dict:
+    return {"type": "object",
+            "properties": {"scores": {"type": "array", "minItems": n, "maxItems": n,
+                                      "items": {"type": "integer",
+                                                "enum": list(range(MAX_SCORE + 1))}}},
+            "required": ["scores"]}
+
+
+def max_tokens_for(n: int) -> int:
+    """`{"scores": [7, 3, ...]}`: ~3 tokens a score, and some slack for spacing."""
+    return 32 + 4 * n
+
+
+def rerank(client: LLMClient, query: str, query_type: str | None, results: list[dict], *,
+           read_text: Callable[[dict], str] | None = None) -> tuple[list[dict], str | None]:
+    """(results, None) reordered by the `reranking` model, or (results unchanged, why the
+    local order was kept). The model's order puts "llm" in each result's `found_by`;
+    `rank` is renumbered. `read_text(result)` supplies the preview (default: `snippet`)."""
+    if len(results) < 2:
+        return results, "fewer than 2 results"
+    qtype = query_type or "general"
+    limit = RERANK_PREVIEW_CHARS.get(qtype, RERANK_PREVIEW_CHARS["general"])
+    try:
+        docs = []
+        for r in results:
+            text = read_text(r) if read_text else (r.get("snippet") or "")
+            title = " > ".join(r.get("heading_path") or []) or r.get("page", "")
+            docs.append((f"{r.get('doc_set', '')} / {title}", text[:limit]))
+        n = len(results)
+        reply, _ = client.chat("reranking", rerank_messages(query, qtype, docs),
+                               schema=rerank_schema(n), schema_name="ranking",
+                               max_tokens=max_tokens_for(n), temperature=0)
+        order = parse_ranking(reply, n)
+    except (Doc4llmError, OSError, ValueError) as exc:
+        return results, str(getattr(exc, "message", None) or exc)
+    ranked = [dict(results[i], found_by=_with_rerank(results[i])) for i in order]
+    for rank, r in enumerate(ranked, 1):
+        r["rank"] = rank
+    return ranked, None
 
 
 def llm_rerank(client: LLMClient, query: str, query_type: str | None, results: list[dict], *,
                read_text: Callable[[dict], str] | None = None,
                warnings: list[str] | None = None) -> list[dict]:
-    """Search results (contract dicts) reordered by the `reranking` model.
-
-    Indices the model lists come first, in its order; the rest follow in local order
-    (nothing is dropped); `rank` is renumbered and "llm" added to `found_by` of
-    the results it placed. `read_text(result)` supplies the preview (default: `snippet`).
-    """
-    if len(results) < 2:
-        return results
-    qtype = query_type or "general"
-    limit = RERANK_PREVIEW_CHARS.get(qtype, RERANK_PREVIEW_CHARS["general"])
-    docs = []
-    try:
-        for r in results:
-            text = read_text(r) if read_text else (r.get("snippet") or "")
-            title = " > ".join(r.get("heading_path") or []) or r.get("page", "")
-            docs.append((f"{r.get('doc_set', '')} / {title}", text[:limit]))
-        reply, _ = client.chat("reranking", rerank_messages(query, qtype, docs))
-        order = parse_ranking(reply, len(results))
-    except (Doc4llmError, OSError, ValueError) as exc:
-        if warnings is not None:
-            warnings.append(f"LLM rerank skipped, local order kept: {exc}")
-        return results
-    chosen = set(order)
-    placed = [dict(results[i], found_by=_with_rerank(results[i])) for i in order]
-    rest = [dict(r) for i, r in enumerate(results) if i not in chosen]
-    ranked = placed + rest
-    for rank, r in enumerate(ranked, 1):
-        r["rank"] = rank
+    """`rerank`, with the reason for keeping the local order appended to `warnings`."""
+    ranked, kept_because = rerank(client, query, query_type, results, read_text=read_text)
+    if kept_because and len(results) >= 2 and warnings is not None:
+        warnings.append(f"LLM rerank skipped, local order kept: {kept_because}")
     return ranked
 
 
 def parse_ranking(reply: str, n: int) -> list[int]:
-    """Valid, distinct indices from the model's JSON list; ValueError when there is none."""
-    match = _ARRAY.search(reply or "")
-    if not match:
-        raise ValueError(f"reranker reply has no JSON list of indices: {reply[:80]!r}")
-    order: list[int] = []
-    for i in json.loads(match.group(0)):
-        if isinstance(i, int) and 0 <= i < n and i not in order:
-            order.append(i)
-    if not order:
-        raise ValueError("reranker returned no valid index")
-    return order
+    """A complete order of the n candidates from the model's reply; ValueError otherwise.
+
+    Accepted: {"scores": [n scores]} (highest first, ties in local order), or a list of
+    every index exactly once (bare, or as {"ranking": [...]}) that is the whole reply."""
+    data = _whole_json(reply)
+    if data is None:
+        data = extract_json(reply)  # JSON after prose: only an object with scores counts
+        if not isinstance(data, dict):
+            raise ValueError(f"reranker reply holds no ranking: {_head(reply)!r}")
+    if isinstance(data, dict) and "scores" in data:
+        validate(data, rerank_schema(n))
+        scores = data["scores"]
+        return sorted(range(n), key=lambda i: (-scores[i], i))
+    ranking = data.get("ranking") if isinstance(data, dict) else data
+    if not isinstance(ranking, list) or not all(isinstance(i, int) and not isinstance(i, bool)
+                                                for i in ranking):
+        raise ValueError(f"reranker reply holds no ranking: {_head(reply)!r}")
+    if sorted(ranking) != list(range(n)):
+        raise ValueError(f"reranker ranking is incomplete: it must list each of the {n} "
+                         f"documents once, got {ranking[:12]}")
+    return list(ranking)
+
+
+def _whole_json(reply: str) -> object | None:
+    """The reply parsed as JSON when it is nothing but JSON (fenced or not), else None."""
+    text = (reply or "").strip()
+    if text.startswith("```"):
+        text = text.strip("`").removeprefix("json").strip()
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        return None
+
+
+def _head(reply: str) -> str:
+    return " ".join((reply or "").split())[:80]
 
 
 def _with_rerank(result: dict) -> list[str]:

@@ -1,7 +1,13 @@
 """The structured `ask` response (seed 001) and its compact text rendering.
 
-JSON: {answer, metadata: {confidence, retrievalQuality, sourcesUsed, queryType, suggestions,
-relatedQueries, warnings, processingTimeMs, searchGuidance, evaluationTrace?}, sources}.
+JSON: {answer, metadata: {confidence, answerStatus, verified, retrievalQuality, sourcesUsed,
+queryType, suggestions, relatedQueries, warnings, processingTimeMs, searchGuidance,
+evaluationTrace?}, sources}.
+
+answerStatus: answered (cited, and judged complete enough by the evaluator), incomplete
+(cited, judged not to answer it all), unverified (cited, not judged),
+uncited (cites no source: flagged, confidence capped), not_covered (the docs do not answer:
+no answer is made up), no_model, failed (the model could not answer in time or at all).
 """
 
 from __future__ import annotations
@@ -18,14 +24,19 @@ def build_response(out: AskOutcome, *, processing_ms: float, include_trace: bool
     for entry in out.book.to_dicts():
         entry["cited"] = entry["ref"].strip("[]") in cited
         sources.append(entry)
+    warnings = list(out.warnings)
+    if out.answer:  # the checks of the answer returned (not of earlier drafts)
+        warnings += [w for w in out.answer.warnings if w not in warnings]
     metadata = {
         "confidence": out.confidence,
+        "answerStatus": answer_status(out),
+        "verified": out.verified,
         "retrievalQuality": retrieval_quality(out.search, len(out.book.docs)),
         "sourcesUsed": len(cited) if out.answer else len(sources),
         "queryType": out.query_type,
         "suggestions": suggestions(out),
         "relatedQueries": related_queries(out),
-        "warnings": list(out.warnings),
+        "warnings": warnings,
         "processingTimeMs": round(processing_ms, 1),
         "searchGuidance": search_guidance(out),
     }
@@ -33,6 +44,21 @@ def build_response(out: AskOutcome, *, processing_ms: float, include_trace: bool
         metadata["evaluationTrace"] = out.trace.to_dict()
     return {"answer": out.answer.text if out.answer else None, "metadata": metadata,
             "sources": sources}
+
+
+def answer_status(out: AskOutcome) -> str:
+    if out.answer is None:
+        action = out.trace.final_action
+        if action == "no_model":
+            return "no_model"
+        return "not_covered" if action in ("not_covered", "no_sources") else "failed"
+    if out.answer.not_covered:
+        return "not_covered"
+    if not out.answer.cited:
+        return "uncited"
+    if not out.verified:
+        return "unverified"
+    return "answered" if out.evaluation.answers_question else "incomplete"
 
 
 def retrieval_quality(search: dict, found: int) -> str:
@@ -109,6 +135,10 @@ def render_text(response: dict, *, show_trace: bool) -> str:
     meta = response["metadata"]
     if response["answer"]:
         head = response["answer"]
+    elif meta.get("answerStatus") == "not_covered":
+        head = ("Not covered: the local docs do not answer this question."
+                + (" The closest sections are listed below; they are not an answer."
+                   if response["sources"] else ""))
     elif response["sources"]:
         head = "(no answer text; the sections found are listed below)"
     else:
@@ -132,7 +162,8 @@ def render_text(response: dict, *, show_trace: bool) -> str:
         lines.append("Not fully answered by the docs. Try:")
         lines += [f"  - {_query_of(q)}" for q in guidance["suggested_searches"]]
         lines += [f"  missing: {m}" for m in guidance["missing"][:5]]
-    footer = (f"-- confidence {meta['confidence']} | retrieval {meta['retrievalQuality']} | "
+    footer = (f"-- {meta.get('answerStatus', 'answered')} | confidence {meta['confidence']} | "
+              f"retrieval {meta['retrievalQuality']} | "
               f"type {meta['queryType']} | {meta['processingTimeMs']:.0f} ms")
     trace = meta.get("evaluationTrace")
     if trace:

@@ -60,6 +60,7 @@ class WebSource:
 class SourceBook:
     docs: list[DocSource] = field(default_factory=list)
     web: list[WebSource] = field(default_factory=list)
+    docs_in_prompt: bool = True  # False when retrieval abstained: listed, never answered from
 
     def add_doc(self, result: dict, text: str, query: str) -> DocSource | None:
         """Add a search result (contract dict) unless the same section is already in."""
@@ -87,13 +88,19 @@ class SourceBook:
     def to_prompt(self) -> str:
         """The evidence block the synthesis prompt cites from."""
         parts = []
-        for d in self.docs:
+        for d in self.citable_docs():
             where = f"{d.doc_set} / {d.page} / {d.title} (lines {d.lines[0]}-{d.lines[1]})"
             url = f"\nURL: {d.url}" if d.url else ""
             parts.append(f"[{d.ref}] {where}{url}\n{d.text}")
         for w in self.web:
             parts.append(f"[{w.ref}] WEB: {w.title}\nURL: {w.url}\n{w.content}")
         return "\n\n-----\n\n".join(parts)
+
+    def citable_docs(self) -> list[DocSource]:
+        return self.docs if self.docs_in_prompt else []
+
+    def citable_refs(self) -> set[str]:
+        return {d.ref for d in self.citable_docs()} | {w.ref for w in self.web}
 
     def to_dicts(self) -> list[dict]:
         return [d.to_dict() for d in self.docs] + [w.to_dict() for w in self.web]

@@ -13,6 +13,9 @@ from doc4llm.answer.sources import FENCE_MARKERS, SourceBook
 from doc4llm.code.verify import answer_warnings
 
 _CITATION = re.compile(r"\[(W?\d+)\]")
+_NOT_COVERED = re.compile(r"\bdo(?:es)? not (?:cover|answer|mention|document)\b", re.IGNORECASE)
+UNCITED = ("the answer cites none of the sources: it is unverified, check it against the "
+           "sections listed (its confidence is capped)")
 
 
 @dataclass
@@ -20,6 +23,11 @@ class Synthesis:
     text: str
     cited: list[str]  # refs actually cited, in first-use order ("1", "W2")
     warnings: list[str] = field(default_factory=list)
+
+    @property
+    def not_covered(self) -> bool:
+        """The model said the sources do not answer, and cited nothing."""
+        return not self.cited and bool(_NOT_COVERED.search(self.text))
 
 
 def synthesize(client: LLMClient, question: str, query_type: str, book: SourceBook, *,
@@ -38,7 +46,7 @@ def check_answer(text: str, book: SourceBook) -> Synthesis:
         text += "\n```"
         warnings.append("the model left a code block open; it was closed, check it is complete")
     warnings += answer_warnings(text)
-    known = {d.ref for d in book.docs} | {w.ref for w in book.web}
+    known = book.citable_refs()
     cited: list[str] = []
     for ref in _CITATION.findall(text):
         if ref not in cited:
@@ -47,4 +55,7 @@ def check_answer(text: str, book: SourceBook) -> Synthesis:
     if unknown:
         warnings.append(f"the answer cites sources that do not exist: "
                         f"{', '.join(f'[{r}]' for r in unknown)}")
-    return Synthesis(text=text, cited=[r for r in cited if r in known], warnings=warnings)
+    result = Synthesis(text=text, cited=[r for r in cited if r in known], warnings=warnings)
+    if not result.cited and not result.not_covered:
+        result.warnings.append(UNCITED)
+    return result

@@ -39,11 +39,11 @@ class WebSearch:
 
         return cls(TavilyClient(api_key=key, api_base_url=config.tavily_base_url or None), config)
 
-    def search(self, query: str) -> list[WebResult]:
+    def search(self, query: str, timeout: float | None = None) -> list[WebResult]:
         start = time.perf_counter()
         try:
             reply = self._client.search(query, max_results=self.config.web_max_results,
-                                        timeout=self.config.timeout_s)
+                                        timeout=timeout or self.config.timeout_s)
         except Exception as exc:  # tavily raises its own classes, requests' and ValueError
             raise ExternalError(f"web search failed for {query!r}: "
                                 f"{type(exc).__name__}: {redact(exc)}") from None

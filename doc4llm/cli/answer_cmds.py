@@ -24,10 +24,13 @@ from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_o
 @click.option("--max-iterations", type=click.IntRange(1, 10), default=None,
               help="Cap on evaluations (default 3, or answer.max_iterations in doc4llm.yaml).")
 @click.option("--no-web", is_flag=True, help="Never search the web, even with TAVILY_API_KEY.")
+@click.option("--deadline", "deadline_s", type=click.FloatRange(min=1), default=None,
+              metavar="SECONDS", help="The whole command's time limit (default 180, "
+              "DOC4LLM_DEADLINE or answer.deadline_s); past it: the sections found, exit 3.")
 @handle_errors()
 def ask_cmd(question: str, docs_dir: str | None, sets: tuple[str, ...], k: int, as_json: bool,
             show_trace: bool, save_web: str | None, max_iterations: int | None,
-            no_web: bool) -> None:
+            no_web: bool, deadline_s: float | None) -> None:
     """Answer QUESTION from the docs with cited sections, check the answer, and go further
     (more doc searches, a web search, a refinement) or say honestly what is missing.
 
@@ -39,7 +42,8 @@ def ask_cmd(question: str, docs_dir: str | None, sets: tuple[str, ...], k: int, 
     from doc4llm.answer.service import ask
 
     response = ask(question, docs_dir=docs_dir, sets=list(sets), k=k, include_trace=show_trace,
-                   save_web=save_web, max_iterations=max_iterations, web=not no_web)
+                   save_web=save_web, max_iterations=max_iterations, web=not no_web,
+                   deadline_s=deadline_s)
     failed = response["metadata"].get("error")  # the configured model could not answer
     if as_json:
         emit_json(response)

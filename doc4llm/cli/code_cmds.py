@@ -60,16 +60,30 @@ set_option = click.option("--set", "sets", multiple=True, metavar="NAME@VER",
                           help="Doc set (NAME@VER or glob); repeatable. Default: all.")
 no_llm_option = click.option("--no-llm", is_flag=True,
                              help="Never call the LLM, even with OPENAI_API_KEY set.")
+deadline_option = click.option(
+    "--deadline", "deadline_s", type=click.FloatRange(min=1), default=None, metavar="SECONDS",
+    help="Give up on the LLM after this long in all (default 180, DOC4LLM_DEADLINE or "
+         "answer.deadline_s); the sections are kept.")
 
 
-def _llm(no_llm: bool):
-    """The configured LLM client, or None (offline: best sections and guidance)."""
+def _llm(no_llm: bool, deadline_s: float | None = None):
+    """The configured LLM client, or None (offline: best sections and guidance). Its
+    deadline starts now and covers every call of the command."""
     if no_llm:
         return None
     from doc4llm.answer.config import load_answer_config
+    from doc4llm.answer.deadline import Deadline
     from doc4llm.answer.llm import LLMClient
 
-    return LLMClient.from_env(load_answer_config())
+    config = load_answer_config()
+    return LLMClient.from_env(config, deadline=Deadline(deadline_s or config.deadline_s))
+
+
+def _exit_if_failed(result: dict) -> None:
+    """The model failed: the sections were printed, the exit code says it (3)."""
+    failure = result.get("llm_error")
+    if failure:
+        sys.exit(failure["exit_code"])
 
 
 def _text_arg(text: str) -> str:
@@ -84,10 +98,12 @@ def _text_arg(text: str) -> str:
 @click.argument("task")
 @set_option
 @no_llm_option
+@deadline_option
 @docs_dir_option
 @json_option
 @handle_errors()
-def example_cmd(task: str, sets: tuple[str, ...], no_llm: bool, docs_dir: str | None, as_json: bool) -> None:
+def example_cmd(task: str, sets: tuple[str, ...], no_llm: bool, deadline_s: float | None,
+                docs_dir: str | None, as_json: bool) -> None:
     """A working code example for TASK: the best documented code (completed with the
     imports its page shows elsewhere, and verified), synthesised by the LLM when one is
     configured."""
@@ -95,9 +111,10 @@ def example_cmd(task: str, sets: tuple[str, ...], no_llm: bool, docs_dir: str | 
     from doc4llm.corpus.paths import resolve_docs_dir
 
     result = working_example(_text_arg(task), docs_dir=resolve_docs_dir(docs_dir),
-                             sets=list(sets) or None, llm=_llm(no_llm))
+                             sets=list(sets) or None, llm=_llm(no_llm, deadline_s))
     if as_json:
         emit_json(result)
+        _exit_if_failed(result)
         return
     for line in result["warnings"]:
         warn(line)
@@ -113,6 +130,7 @@ def example_cmd(task: str, sets: tuple[str, ...], no_llm: bool, docs_dir: str | 
         click.echo(f"also: {' > '.join(alt['heading_path'])}  ({alt['lang']})  {alt['read']}")
     for line in result["guidance"]:
         click.echo(line)
+    _exit_if_failed(result)
 
 
 @click.command("explain-error", context_settings={"ignore_unknown_options": True})
@@ -120,20 +138,22 @@ def example_cmd(task: str, sets: tuple[str, ...], no_llm: bool, docs_dir: str | 
 @set_option
 @click.option("-k", "k", type=click.IntRange(1, 20), default=5, show_default=True, help="Sections to return.")
 @no_llm_option
+@deadline_option
 @docs_dir_option
 @json_option
 @handle_errors()
-def explain_error_cmd(text: str, sets: tuple[str, ...], k: int, no_llm: bool, docs_dir: str | None,
-                      as_json: bool) -> None:
+def explain_error_cmd(text: str, sets: tuple[str, ...], k: int, no_llm: bool,
+                      deadline_s: float | None, docs_dir: str | None, as_json: bool) -> None:
     """Explain an error message from the docs: troubleshooting and reference sections
     about it, ranked; with an LLM configured, the cause and a fix."""
     from doc4llm.code.explain import explain_error
     from doc4llm.corpus.paths import resolve_docs_dir
 
     result = explain_error(_text_arg(text), docs_dir=resolve_docs_dir(docs_dir),
-                           sets=list(sets) or None, k=k, llm=_llm(no_llm))
+                           sets=list(sets) or None, k=k, llm=_llm(no_llm, deadline_s))
     if as_json:
         emit_json(result)
+        _exit_if_failed(result)
         return
     for line in result["warnings"]:
         warn(line)
@@ -150,3 +170,4 @@ def explain_error_cmd(text: str, sets: tuple[str, ...], k: int, no_llm: bool, do
         click.echo(f'search: doc4llm search "{query}"')
     for web in result["guidance"]["web_searches"]:
         click.echo(f"web: {web['query'] if isinstance(web, dict) else web}")
+    _exit_if_failed(result)

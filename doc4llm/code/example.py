@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from doc4llm.code.llm_answer import ask_verified
+from doc4llm.code.llm_answer import ask_verified, citation_warnings, model_failure
 from doc4llm.code.prompts import example_messages
 from doc4llm.code.retrieval import (
     CodePiece,
@@ -25,6 +25,7 @@ from doc4llm.code.retrieval import (
     read_command,
 )
 from doc4llm.code.verify import verify_code
+from doc4llm.errors import ExternalError
 
 SEARCH_K = 10
 EXPANDED_PAGES = 3  # pages of the top results whose other code is considered too
@@ -78,10 +79,16 @@ def working_example(task: str, *, docs_dir: Path, sets: list[str] | None = None,
             if placeholders else f"the documented code does not parse as {best.lang}; check it before use")
     if llm is not None:
         sources = [(_label(p), p.text[:SOURCE_CHARS]) for p in pieces[:LLM_SOURCES]]
-        answer, warnings, calls = ask_verified(llm, example_messages(task, sources))
-        out.update(mode="llm", answer=answer, llm_calls=calls,
-                   sources=[p.location() for p in pieces[:LLM_SOURCES]])
-        out["warnings"] += warnings
+        try:
+            answer, warnings, calls = ask_verified(llm, example_messages(task, sources))
+        except ExternalError as exc:  # the documented example stays; exit 3 (issue 29.5)
+            failure = model_failure(exc)
+            out["warnings"] += failure.pop("warnings")
+            out.update(failure)
+        else:
+            out.update(mode="llm", answer=answer, llm_calls=calls,
+                       sources=[p.location() for p in pieces[:LLM_SOURCES]])
+            out["warnings"] += warnings + citation_warnings(answer, len(sources))
     out["guidance"] = [f"Source: {best.location()['read']}"]
     if out["example"]["completed_imports"]:
         out["guidance"].append("Imports were added from neighbouring sections of the same page.")

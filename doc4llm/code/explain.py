@@ -14,9 +14,10 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from doc4llm.code.llm_answer import ask_verified
+from doc4llm.code.llm_answer import ask_verified, citation_warnings, model_failure
 from doc4llm.code.prompts import explain_messages
 from doc4llm.code.retrieval import read_command
+from doc4llm.errors import ExternalError
 
 SEARCH_K = 10
 MAX_QUERY_CHARS = 200
@@ -84,8 +85,13 @@ def explain_error(text: str, *, docs_dir: Path, sets: list[str] | None = None, k
     if llm is not None and ranked:
         sources = [(f"{r['doc_set']} / {' > '.join(r['heading_path'])}", _section_text(docs_dir, r))
                    for r in ranked[:3]]
-        answer, warnings, calls = ask_verified(llm, explain_messages(text.strip()[:2000], sources))
-        out.update(mode="llm", explanation=answer, llm_calls=calls, warnings=warnings)
+        try:
+            answer, warnings, calls = ask_verified(llm, explain_messages(text.strip()[:2000], sources))
+        except ExternalError as exc:  # the sections stay; the caller exits 3 (issue 29.5)
+            out.update(model_failure(exc))
+            return out
+        out.update(mode="llm", explanation=answer, llm_calls=calls,
+                   warnings=warnings + citation_warnings(answer, len(sources)))
     return out
 
 

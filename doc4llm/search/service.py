@@ -56,7 +56,7 @@ def llm_rerank_result(result: dict) -> dict:
     warnings = result.setdefault("warnings", [])
     try:
         from doc4llm.answer.llm import LLMClient
-        from doc4llm.answer.rerank_llm import llm_rerank
+        from doc4llm.answer.rerank_llm import rerank
     except ImportError:
         warnings.append("LLM rerank is not available in this build; local order kept")
         return result
@@ -65,14 +65,15 @@ def llm_rerank_result(result: dict) -> dict:
         warnings.append("--rerank llm needs OPENAI_API_KEY (and OPENAI_BASE_URL for a local server); local order kept")
         return result
     try:
-        reranked = llm_rerank(client, result["query"], result["query_type"], result["results"])
+        reranked, kept_because = rerank(client, result["query"], result["query_type"],
+                                        result["results"])
     except Exception as exc:  # the contract: local order on any error
         warnings.append(f"LLM rerank failed ({type(exc).__name__}); local order kept")
         return result
-    for i, r in enumerate(reranked, 1):
-        r["rank"] = i
-        if "llm" not in r["found_by"]:
-            r["found_by"] = [*r["found_by"], "llm"]
+    if kept_because:  # say so: the order shown is the local one (issue 30)
+        warnings.append(f"LLM rerank: local order kept ({kept_because})")
+        result["reranked_by"] = "local"
+        return result
     result["results"] = reranked
     result["reranked_by"] = "llm"
     return result
