@@ -505,9 +505,6 @@ def serve(docs_dir: str | Path | None = None, *, embedder: str | None = None,
           http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
     """Run over stdio (default) or streamable HTTP on localhost until the client leaves."""
     _single_threaded_math()
-    # a server embeds many queries: onnxruntime's ~2 ms a query beats numpy's ~15-40 ms once
-    # its ~0.15 s start is paid (numpy serves one-query `doc4llm search` processes)
-    os.environ.setdefault("DOC4LLM_QUERY_RUNTIME", "onnxruntime")
     if embedder:  # ask_docs builds its own Searcher (answer.service): same embedder for all
         os.environ["DOC4LLM_EMBEDDER"] = embedder
     from doc4llm.corpus.model import list_sets

@@ -119,12 +119,7 @@ def eval_cmd(queries: str, sets: tuple[str, ...], k: int, strategy: str, compare
              tolerance: float, failures: bool, embedder: str | None, docs_dir: str | None, as_json: bool) -> None:
     """Score a labelled query file: Top-1/3/5, MRR, nDCG@5 per kind, abstention, latency."""
     import json
-    import os
     import sys
-
-    # one warm process running many queries, like the MCP server: its latency is measured
-    # with the server's query runtime (numpy gives the same vectors, ~30 ms a query slower)
-    os.environ.setdefault("DOC4LLM_QUERY_RUNTIME", "onnxruntime")
 
     from doc4llm.errors import InputError
     from doc4llm.evaluation import compare_reports, format_report, run_eval
