@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import os
 import shutil
 import subprocess
 import sys
+import threading
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
@@ -62,3 +66,22 @@ def copy_indexed(indexed: Path, dest: Path) -> Path:
     unchanged) instead of indexing again."""
     shutil.copytree(indexed, dest)
     return dest
+
+
+class _QuietHandler(SimpleHTTPRequestHandler):
+    def log_message(self, *args) -> None:  # the test output stays clean
+        pass
+
+
+@contextlib.contextmanager
+def serve_directory(root: Path):
+    """A static HTTP server for `root` on 127.0.0.1 (a free port); yields its base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+

@@ -36,6 +36,23 @@ def cpu_seconds(fn: Callable[[Any], Any], arg: Any, repeat: int = 3) -> float:
     return best
 
 
+def cpu_per_call(fn: Callable[..., Any], *args: Any, min_s: float = MIN_SECONDS) -> float:
+    """CPU seconds one fn(*args) call takes: each of three rounds repeats the call until
+    `min_s` has passed (a fast call is not lost in the timer's resolution); the fastest
+    round's average counts."""
+    best = float("inf")
+    for _ in range(3):
+        n, t0 = 0, time.process_time()
+        while True:
+            fn(*args)
+            n += 1
+            spent = time.process_time() - t0
+            if spent >= min_s:
+                break
+        best = min(best, spent / n)
+    return best
+
+
 def growth(fn: Callable[[Any], Any], make: Callable[[int], Any], small: int, factor: int = 4,
            repeat: int = 3) -> float:
     """CPU time of fn(make(factor * small)) over fn(make(small))."""

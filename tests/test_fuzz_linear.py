@@ -12,10 +12,10 @@ decides the outcome; hypothesis adds random pieces to the fixed generators.
 from __future__ import annotations
 
 import io
-import time
 from collections.abc import Callable
 
 import pytest
+from growth import cpu_per_call
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -34,23 +34,9 @@ MAX_RATIO = 30  # linear ~8, quadratic ~64
 ATOMS = [" ", "\n", " \n", "\t", "\n\n ", "a", "_", "-", ":", "#", "*", "<", "(", ")", "=", "a ", "a:"]
 
 
-def _cpu(fn: Callable[[str], object], text: str, min_s: float = 0.002) -> float:
-    """CPU seconds a call takes: best of three, each averaged over enough calls."""
-    best = float("inf")
-    for _ in range(3):
-        n, t0 = 0, time.process_time()
-        while True:
-            fn(text)
-            n += 1
-            spent = time.process_time() - t0
-            if spent >= min_s:
-                break
-        best = min(best, spent / n)
-    return best
-
 
 def _growth(fn: Callable[[str], object], make: Callable[[int], str]) -> float:
-    return _cpu(fn, make(SMALL * FACTOR)) / _cpu(fn, make(SMALL))
+    return cpu_per_call(fn, make(SMALL * FACTOR)) / cpu_per_call(fn, make(SMALL))
 
 
 def _assert_linear(fn: Callable[[str], object], prefix: str = "", suffix: str = "x",

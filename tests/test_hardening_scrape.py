@@ -8,14 +8,9 @@ disallowed by robots.txt would be fetched and saved if the checks read the raw s
 
 from __future__ import annotations
 
-import contextlib
-import functools
-import threading
-import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
-
 import pytest
+from conftest import serve_directory
+from growth import cpu_per_call
 
 import doc4llm.ingest.scrape.robots as robots_mod
 from doc4llm.ingest.scrape import ScrapeOptions, scrape_site
@@ -25,20 +20,6 @@ from doc4llm.ingest.scrape.urls import Scope, canonical_url, server_path
 UA = "doc4llm/0.1 (documentation indexer)"
 
 
-def _cpu(fn, *args, min_s: float = 0.02) -> float:
-    """CPU seconds one call takes (best of three, each averaged over enough calls)."""
-    best = float("inf")
-    for _ in range(3):
-        n, t0 = 0, time.process_time()
-        while True:
-            fn(*args)
-            n += 1
-            spent = time.process_time() - t0
-            if spent >= min_s:
-                break
-        best = min(best, spent / n)
-    return best
-
 
 def test_the_issues_wildcard_rule_is_matched_without_backtracking():
     """98 s before: `*` became `.*` and eight of them backtracked over 60 `a`s."""
@@ -47,7 +28,7 @@ def test_the_issues_wildcard_rule_is_matched_without_backtracking():
     assert not rules.allowed("http://h/docs/" + "a" * 60 + "b")
     # growth with the URL length is linear: x8 longer costs ~x8, far from x64 (quadratic)
     small, large = ("http://h/docs/" + "a" * n for n in (2_000, 16_000))
-    ratio = _cpu(rules.allowed, large) / _cpu(rules.allowed, small)
+    ratio = cpu_per_call(rules.allowed, large, min_s=0.02) / cpu_per_call(rules.allowed, small, min_s=0.02)
     assert ratio < 30, ratio
 
 
@@ -119,21 +100,6 @@ def test_encoded_separators_cannot_pass_a_robots_disallow():
     assert rules.allowed(canonical_url("https://x.dev/docs/x/public"))
 
 
-class _QuietHandler(SimpleHTTPRequestHandler):
-    def log_message(self, *args) -> None:  # the test output stays clean
-        pass
-
-
-@contextlib.contextmanager
-def _serve(root: Path):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_QuietHandler, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 def _html(title: str, body: str) -> str:
@@ -155,7 +121,7 @@ def test_a_lenient_server_cannot_be_made_to_serve_pages_outside_scope_or_robots(
     padding = "# padding line to push the robots.txt past its size cap\n" * (MAX_ROBOTS_BYTES // 40)
     (site / "robots.txt").write_text(f"User-agent: *\nDisallow: /docs/private\n{padding}Disallow: /docs/late\n")
 
-    with _serve(site) as base:
+    with serve_directory(site) as base:
         docs = tmp_path / "md_docs"
         options = ScrapeOptions(concurrency=2, delay=0.0, timeout=5, retries=0)
         summary = scrape_site(f"{base}/docs/", docs, "Lenient@1", options)

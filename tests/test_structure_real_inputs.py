@@ -8,14 +8,11 @@ a Pydantic and a uv docs page (MkDocs Material sources).
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import re
-import threading
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
+from conftest import serve_directory
 
 from doc4llm.code.blocks import find_code_blocks
 from doc4llm.corpus.sections import parse_page, parse_sections, plain_title
@@ -32,21 +29,6 @@ MKDOCS = FIXTURES / "mkdocs"
 SHARED = Path(__file__).resolve().parents[2] / "shared"
 
 
-class _Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-
-@contextlib.contextmanager
-def _serve(root: Path):
-    server = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(root)))
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +43,7 @@ def sphinx_set(tmp_path_factory):
         f'<html><head><meta name="generator" content="Sphinx"></head><body><div class="body" '
         f'role="main"><h1>The Library</h1><p>Modules of the standard library.</p>{links}</div></body></html>')
     docs = tmp_path_factory.mktemp("docs")
-    with _serve(site) as base:
+    with serve_directory(site) as base:
         opts = ScrapeOptions(concurrency=2, delay=0.0, timeout=5.0, retries=0)
         scrape_site(f"{base}/library/index.html", docs, "Py@3.11", opts)
     return docs / "Py@3.11"
