@@ -3,7 +3,7 @@ search answers from disk. Written through SetWriter (origin "web"), like any oth
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from doc4llm.answer.sources import WebSource
@@ -19,6 +19,6 @@ def save_web_results(docs_dir: Path, set_name: str, web: list[WebSource], questi
                                  key=source.url, url=source.url,
                                  extra={"query": source.query, "asked": question})
         written.append({"url": source.url, "folder": page.folder, "status": page.status})
-    writer.finish({"saved": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    writer.finish({"saved": datetime.now(UTC).isoformat(timespec="seconds"),
                    "last_question": question})
     return written

@@ -17,7 +17,7 @@ import hashlib
 import os
 import shutil
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from doc4llm import __version__
@@ -201,7 +201,7 @@ class SetWriter:
 
         self.meta["name"] = self.set_name
         self.meta["tool_version"] = __version__
-        self.meta["updated"] = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.meta["updated"] = datetime.now(UTC).isoformat(timespec="seconds")
         origins = self.meta.setdefault("origins", {})
         origins[self.origin] = {**(origins.get(self.origin) or {}), **(metadata or {})}
         self.meta["page_count"] = sum(

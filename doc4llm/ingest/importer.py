@@ -14,7 +14,7 @@ import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from doc4llm.corpus.atomic import mostly_undecodable, read_text_lossy
@@ -224,7 +224,7 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
         found = {s["path"] for s in summary.skipped if not s.get("folder")}
         hidden = tuple(s["path"] + "/" for s in summary.skipped if s.get("folder"))
         summary.pruned = writer.prune(keys | found | {k for k in writer.keys() if k.startswith(hidden)})
-    writer.finish({"root": shown_src, "imported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+    writer.finish({"root": shown_src, "imported": datetime.now(UTC).isoformat(timespec="seconds"),
                    "files": len(keys)})
     for w in summary.warnings:
         print(f"doc4llm: warning: {w}", file=sys.stderr)

@@ -14,17 +14,12 @@ from __future__ import annotations
 
 import json
 import re
-import sys
+import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from doc4llm.errors import InputError
 from doc4llm.ingest.packages.spec import normalize_pypi
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
 
 MAX_LOCK_BYTES = 64 * 1024 * 1024
 

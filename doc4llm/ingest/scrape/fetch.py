@@ -162,7 +162,7 @@ class Fetcher:
                 return await asyncio.wait_for(
                     self._once(url, headers, accept), self.options.timeout
                 )
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 failure = _Attempt(f"timeout after {self.options.timeout:g}s")
             except _Attempt as exc:
                 failure = exc

@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from doc4llm.corpus.writer import SetWriter
@@ -72,7 +72,7 @@ def _finish(writer: SetWriter, summary: ScrapeSummary, set_existed: bool) -> Non
     if summary.usable or writer.keys() or set_existed:
         writer.finish({
             "source": summary.root_url,
-            "scraped_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "scraped_at": datetime.now(UTC).isoformat(timespec="seconds"),
             "generator": summary.generator,
             "pages_written": summary.count(WRITTEN),
             "pages_unchanged": summary.count(UNCHANGED),
