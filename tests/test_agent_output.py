@@ -279,3 +279,10 @@ def test_best_lines_pick_the_evidence():
     long = "word " * 100 + "quill " + "word " * 100
     cut = best_lines(long, 1, {"quill": 1.0}, [], n=1)[0]["text"]
     assert "quill" in cut and len(cut) <= 152 and cut.startswith("…") and cut.endswith("…")
+
+
+def test_a_huge_phrasing_is_cut_and_its_absent_word_shown_short(docs):
+    rc, out, err = cli(docs, "search", "quills", "--or", "z" * 5000)
+    assert rc == 0 and "using the first 1000" in err
+    line = next(ln for ln in out.splitlines() if ln.startswith("not in these docs: "))
+    assert len(line) < 80 and line.endswith("…")

@@ -62,7 +62,7 @@ def _header(result: dict, show_set: bool) -> list[str]:
                f"{result.get('confidence_explanation', '')}{scope}"]
         g = result.get("guidance") or {}
         if g.get("missing"):
-            out.append("absent from these docs: " + ", ".join(g["missing"][:5]))
+            out.append("absent from these docs: " + ", ".join(_short(w) for w in g["missing"][:5]))
         if result["results"]:
             out.append("closest sections (weak; check before using):")
         return out
@@ -71,7 +71,7 @@ def _header(result: dict, show_set: bool) -> list[str]:
         out[0] += f" · {len(result['phrasings'])} phrasings"
     missing = (result.get("guidance") or {}).get("missing") or (result.get("coverage") or {}).get("missing")
     if missing:
-        out.append("not in these docs: " + ", ".join(missing[:5]))
+        out.append("not in these docs: " + ", ".join(_short(w) for w in missing[:5]))
     return out
 
 
