@@ -5,6 +5,7 @@ A crash mid-write leaves the previous file intact, and a reader never sees half 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import tempfile
 from pathlib import Path
@@ -65,3 +66,13 @@ def mostly_undecodable(text: str, share: float = 0.3) -> bool:
     if not bad:
         return False
     return bad >= share * max(1, len(text) - sum(1 for c in text if c.isspace()))
+
+
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file, read in 1 MiB blocks (archives and vector files can be large)."""
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from doc4llm.corpus.atomic import file_sha256
 from doc4llm.index.sectiontext import own_text
 from doc4llm.index.store import index_dir
 from doc4llm.index.vector_cache import VectorCache, content_key
@@ -149,14 +150,6 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _read_sums(docs_dir: Path, set_name: str, generation: int) -> dict[str, str] | None:
     """The recorded checksums by file name; None for a generation written before checksums."""
     import json
@@ -196,7 +189,7 @@ def check_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str) -> st
     for p in files:
         if not p.is_file():
             return f"missing vector file {p.name}"
-        if sums.get(p.name) != _file_sha256(p):
+        if sums.get(p.name) != file_sha256(p):
             return f"checksum mismatch in {p.name}"
     return None
 
@@ -293,7 +286,7 @@ def load_indexes(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embedd
         raise CorruptVectors(f"missing vector file of generation {row['generation']}")
     if sums is not None:
         for p in paths.values():  # a memory-mapped file is hashed once on open
-            if sums.get(p.name) != _file_sha256(p):
+            if sums.get(p.name) != file_sha256(p):
                 raise CorruptVectors(f"checksum mismatch in {p.name}")
     Index = _usearch(embedder_id)
     try:
@@ -525,7 +518,7 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
             tmp = mats[k].with_name(mats[k].name + ".tmp.npz")
             np.savez(tmp, keys=keys, vectors=vecs)
             tmp.replace(mats[k])
-        sums = {p.name: _file_sha256(p) for p in [*paths.values(), *mats.values()]}
+        sums = {p.name: file_sha256(p) for p in [*paths.values(), *mats.values()]}
         tmp = sums_path(docs_dir, set_name, generation).with_suffix(".tmp")
         tmp.write_text(json.dumps(sums, indent=0), encoding="utf-8")
         tmp.replace(sums_path(docs_dir, set_name, generation))

@@ -67,14 +67,6 @@ def download(http: Http, release: Release, dest_dir: Path) -> tuple[Path, str]:
     return path, sha256
 
 
-def file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def safe_member_path(name: str) -> PurePosixPath | None:
     """The member's relative path, None for the archive's root entry; ArchiveError when
     it is absolute or climbs out."""

@@ -8,6 +8,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from doc4llm.corpus.atomic import file_sha256
 from doc4llm.errors import InputError
 from doc4llm.ingest.packages import archive as archives
 from doc4llm.ingest.packages.build import (
@@ -102,7 +103,7 @@ def add_archive(path: Path, docs_dir: Path, *, set_name: str | None = None, http
     started = time.monotonic()
     work = temp_root(Path(docs_dir).resolve())
     try:
-        sha256 = archives.file_sha256(path)
+        sha256 = file_sha256(path)
         return _build(Path(path), sha256, work, Path(docs_dir), set_name, None, http, None, started)
     finally:
         shutil.rmtree(work, ignore_errors=True)
