@@ -253,11 +253,15 @@ def test_npm_monorepo_docs_from_the_packages_folder_at_the_tag(web, tmp_path):
     forge.add("/acme/mono/archive/refs/tags/widget@2.0.0.tar.gz",
               repo_tarball("mono-widget-2.0.0", prefix="packages/widget/"), "application/gzip")
     docs = tmp_path / "md"
-    r = run_cli("add", "npm:widget@2.0.0", "--docs-dir", docs, "--json", env=env_for(reg, forge, site))
+    config = tmp_path / "doc4llm.yaml"  # the mapping from the settings file this time
+    config.write_text(f"upstream_docs:\n  forges:\n    github.com: {{url: '{forge.base}', kind: github}}\n"
+                      "  tags: ['{name}@{version}', 'v{version}']\n")
+    env = env_for(reg, forge, site, DOC4LLM_CONFIG=str(config), DOC4LLM_FORGE_URLS=None)
+    r = run_cli("add", "npm:widget@2.0.0", "--docs-dir", docs, "--json", env=env)
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["holds"]["docs"] == 2 and out["holds"]["docs_source"] == "github.com/acme/mono@widget@2.0.0"
-    assert forge.requests[-1] == "/acme/mono/archive/refs/tags/widget@2.0.0.tar.gz"
+    assert forge.requests == ["/acme/mono/archive/refs/tags/widget@2.0.0.tar.gz"]  # the configured order
     paths = sorted(p["extra"].get("path") for p in set_pages(docs, "widget@2.0.0").values()
                    if p["extra"]["origin"] == "repo")
     assert paths == ["packages/widget/docs/guide.md", "packages/widget/docs/index.md"]
@@ -276,13 +280,15 @@ def test_repository_urls_in_the_forms_packages_write_them():
     assert repo_from_url("https://gitlab.com/grp/sub/proj/-/tree/main/docs", s).path == "grp/sub/proj"
     assert repo_from_url("https://codeberg.org/o/r/src/branch/main/docs", s).subdir == "docs"
     for bad in ("https://github.com/encode", "https://github.com/../x", "https://example.com/o/r",
+                "https://github.com/sponsors/samuelcolvin", "https://github.com/orgs/encode/people",
                 "file:///etc/passwd", "https://github.com/o/r%00x"):
         assert repo_from_url(bad, s) is None, bad
     links = npm_links({"repository": "acme/widget", "homepage": "https://widget.dev"}, s)
     assert [r.label() for r in links.repos] == ["github.com/acme/widget"] and links.sites == ["https://widget.dev/"]
     links = classify([("Homepage", "https://acme.com"), ("Documentation", "https://docs.acme.com/en/stable"),
-                      ("Funding", "https://opencollective.com/acme"), ("Source", "https://github.com/acme/a")], s)
-    assert links.sites == ["https://docs.acme.com/en/stable/"] and links.repos[0].label() == "github.com/acme/a"
+                      ("Funding", "https://github.com/acme/sponsor-me"), ("Source", "https://github.com/acme/a")], s)
+    assert links.sites == ["https://docs.acme.com/en/stable/"] and [r.label() for r in links.repos] == \
+        ["github.com/acme/a"]
     links = classify([("Documentation", "http://10.0.0.1/docs"), ("Homepage", "https://intranet.corp/x")], s)
     assert links.sites == [] and len(links.ignored) == 2
 

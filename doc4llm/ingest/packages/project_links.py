@@ -33,6 +33,13 @@ _NOT_DOCS = {"pypi.org", "pypi.python.org", "files.pythonhosted.org", "www.npmjs
 _DOC_LABELS = ("documentation", "docs", "doc", "reference", "manual", "userguide", "guide")
 _REPO_LABELS = ("source", "sourcecode", "repository", "repo", "code", "github", "gitlab", "git")
 _HOME_LABELS = ("homepage", "home", "website", "url")
+# labels whose URL is never the project's source or docs, even on a forge (a sponsors page)
+_OTHER_LABELS = {"funding", "fund", "sponsor", "sponsors", "donate", "donation", "donations", "tidelift",
+                 "issues", "issuetracker", "tracker", "bugtracker", "bugs", "bugreports", "chat", "discord",
+                 "gitter", "discussions", "forum", "twitter", "mastodon", "ci", "coverage", "benchmarks"}
+# first path segments of forge pages that are not repositories (github.com/sponsors/x)
+_NOT_OWNERS = {"sponsors", "orgs", "apps", "marketplace", "features", "topics", "settings", "about",
+               "login", "explore", "collections", "users", "groups", "dashboard", "help", "-"}
 
 
 @dataclass(frozen=True)
@@ -112,14 +119,14 @@ def classify(labelled: list[tuple[str, str]], settings: UpstreamSettings) -> Pro
 
     for label, raw in sorted(labelled, key=rank):
         url = raw.strip()
-        if not url or len(url) > 2000 or any(ord(c) < 32 for c in url):
+        norm = _norm_label(label)
+        if not url or len(url) > 2000 or any(ord(c) < 32 for c in url) or norm in _OTHER_LABELS:
             continue
         repo = repo_from_url(url, settings)
         if repo is not None:
             if repo not in links.repos:
                 links.repos.append(repo)
             continue
-        norm = _norm_label(label)
         if norm not in _DOC_LABELS and norm not in _HOME_LABELS:
             continue  # Funding, Changelog, Issues, Tracker...: not a docs site
         site, why = site_url(url, settings)
@@ -176,7 +183,7 @@ def repo_from_url(url: str, settings: UpstreamSettings) -> RepoRef | None:
             subdir = "/".join(rest[3:])  # Gitea `/src/branch/<ref>/<dir>`
         if len(segments) != 2:
             return None
-    if any(not _SEGMENT.match(s) or s in (".", "..") for s in segments):
+    if any(not _SEGMENT.match(s) or s in (".", "..") for s in segments) or segments[0].lower() in _NOT_OWNERS:
         return None
     return RepoRef(host, "/".join(segments), _subdir(subdir))
 

@@ -222,3 +222,23 @@ def upstream_retry(current: dict | None, offline: bool, settings: UpstreamSettin
     if offline or not current or current.get("upstream") not in (OFFLINE, DISABLED):
         return False
     return (settings or load_upstream_settings()).enabled
+
+
+def upstream_plan(root: Path, release: Release, meta: dict, settings: UpstreamSettings | None = None) -> dict:
+    """What `missing_docs` would fetch for this release, without fetching anything: the
+    repositories with their tag archive URLs in order, and the docs site's candidate URLs
+    (for benchmarks and for checking a mapping)."""
+    from doc4llm.ingest.packages.project_links import versioned_site_candidates
+    from doc4llm.ingest.packages.site_docs import mapped
+
+    settings = settings or load_upstream_settings()
+    links = project_links(root, meta, release.ecosystem, settings)
+    tags = tag_candidates(release.name, release.version, settings.tags)
+    repos = []
+    for repo in links.repos:
+        forge = settings.forge_for(repo.host)
+        repos.append({"repo": repo.label(), "subdir": repo.subdir, "tags": tags,
+                      "urls": [archive_url(forge, repo, t) for t in tags] if forge else []})
+    sites = [{"site": url, "candidates": [mapped(u, settings) for u, _ in versioned_site_candidates(url, release.version)]}
+             for url in links.sites]
+    return {"repos": repos, "sites": sites, "ignored": links.ignored}

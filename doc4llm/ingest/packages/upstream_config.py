@@ -79,11 +79,11 @@ def _base(url: object, what: str) -> str:
     return text
 
 
-def _kind_for(host: str, kind: object = None) -> str | None:
+def _kind_for(host: str, kind: object = None, where: str = "") -> str | None:
     if kind:
         k = str(kind).lower()
         if k not in FORGE_KINDS:
-            raise InputError(f"upstream_docs.forges: unknown forge kind {k!r} for {host}",
+            raise InputError(f"{where}: unknown forge kind {k!r} for {host}",
                              hint=f"one of {', '.join(FORGE_KINDS)}")
         return k
     if host in KNOWN_FORGES:
@@ -125,18 +125,24 @@ def load_upstream_settings(env: dict | None = None, file_section: object = None)
         s.enabled, s.disabled_by = False, f"{ENABLE_ENV}={env[ENABLE_ENV].strip()}"
     elif flag:
         s.enabled, s.disabled_by = True, ""
+    in_file = "doc4llm.yaml upstream_docs"
     forges = section.get("forges") if isinstance(section.get("forges"), dict) else {}
-    for host, value in {**forges, **_pairs(env.get(FORGES_ENV, ""), FORGES_ENV)}.items():
+    env_forges = _pairs(env.get(FORGES_ENV, ""), FORGES_ENV)
+    for host, value in {**forges, **env_forges}.items():
         host = str(host).lower()
+        where = FORGES_ENV if host in env_forges else f"{in_file}.forges"
         url, kind = (value.get("url"), value.get("kind")) if isinstance(value, dict) else (value, None)
-        k = _kind_for(host, kind)
+        k = _kind_for(host, kind, where)
         if k is None:
-            raise InputError(f"upstream_docs.forges: say which kind of forge {host} is",
-                             hint=f"{host}: {{url: {url}, kind: gitlab}} (one of {', '.join(FORGE_KINDS)})")
-        s.forges[host] = Forge(k, _base(url or f"https://{host}", f"forge {host}"), mapped=True)
+            raise InputError(f"{where}: say which kind of forge {host} is",
+                             hint=f"in doc4llm.yaml: upstream_docs: {{forges: {{{host}: {{url: {url}, kind: gitlab}}}}}} "
+                                  f"(one of {', '.join(FORGE_KINDS)})")
+        s.forges[host] = Forge(k, _base(url or f"https://{host}", f"{where} {host}"), mapped=True)
     sites = section.get("sites") if isinstance(section.get("sites"), dict) else {}
-    for host, url in {**sites, **_pairs(env.get(SITES_ENV, ""), SITES_ENV)}.items():
-        s.sites[str(host).lower()] = _base(url, f"docs site {host}")
+    env_sites = _pairs(env.get(SITES_ENV, ""), SITES_ENV)
+    for host, url in {**sites, **env_sites}.items():
+        where = SITES_ENV if str(host).lower() in env_sites else f"{in_file}.sites"
+        s.sites[str(host).lower()] = _base(url, f"{where} {host}")
     tags = section.get("tags")
     if isinstance(tags, list) and tags and all(isinstance(t, str) and "{version}" in t for t in tags):
         s.tags = tuple(tags[:MAX_TAGS])
