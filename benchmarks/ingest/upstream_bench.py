@@ -35,7 +35,7 @@ from doc4llm.ingest.packages.spec import parse_source  # noqa: E402
 from doc4llm.ingest.packages.upstream import upstream_plan  # noqa: E402
 
 PACKAGES = ["pypi:pydantic==2.7.4", "pypi:httpx==0.27.0", "pypi:rich==13.7.1", "pypi:requests==2.32.3",
-            "pypi:starlette==0.37.2", "npm:axios@1.7.2"]
+            "pypi:starlette==0.27.0", "pypi:starlette==0.37.2", "npm:axios@1.7.2"]
 
 
 def plan_for(spec: str, http: Http, work: Path) -> dict:

@@ -17,7 +17,7 @@ any host, while URLs taken from package metadata alone must name a public host.
         docs.example.dev: http://127.0.0.1:8000
       tags: ["v{version}", "{version}", "{name}-{version}", "{name}@{version}"]
       max_site_pages: 300
-      deadline: 300              # seconds for all upstream fetches of one package
+      deadline: 180              # seconds for all upstream fetches of one package
 
 Environment: `DOC4LLM_UPSTREAM_DOCS=0` (off), `DOC4LLM_FORGE_URLS="github.com=URL,..."`,
 `DOC4LLM_DOCS_SITE_URLS="docs.example.dev=URL,..."` (added to, and winning over, the file).
@@ -63,7 +63,7 @@ class UpstreamSettings:
     tags: tuple[str, ...] = DEFAULT_TAGS
     max_site_pages: int = 300
     max_site_depth: int = 8
-    deadline: float = 300.0
+    deadline: float = 180.0
     timeout: float = 20.0
 
     def forge_for(self, host: str) -> Forge | None:
