@@ -9,6 +9,7 @@ so the package's metadata keeps naming github.com and its real docs host.
 from __future__ import annotations
 
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import unquote
 
@@ -17,6 +18,7 @@ class FakeWeb:
     def __init__(self) -> None:
         self.routes: dict[str, tuple[int, str, bytes]] = {}
         self.requests: list[str] = []
+        self.drip: dict[str, float] = {}  # path -> seconds between single bytes (a slow server)
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -29,7 +31,13 @@ class FakeWeb:
                     self.send_header("Content-Type", ctype)
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
-                    self.wfile.write(body)
+                    if path in owner.drip:  # bounded: the body's bytes, one at a time
+                        for i in range(len(body)):
+                            self.wfile.write(body[i:i + 1])
+                            self.wfile.flush()
+                            time.sleep(owner.drip[path])
+                    else:
+                        self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 

@@ -212,6 +212,23 @@ def test_a_failing_forge_or_site_leaves_the_archives_set_and_says_what_was_tried
     assert not list(tmp_path.rglob("escaped.md"))
 
 
+def test_a_forge_that_drips_is_cut_at_the_deadline(web, tmp_path):
+    """Each byte resets a read timeout; the total deadline (doc4llm.yaml, 1 s here) does not."""
+    reg, forge, site = web
+    forge.add("/acme/nodocs/archive/refs/tags/v1.2.3.tar.gz", b"\x1f\x8b" + b"x" * 200, "application/gzip")
+    forge.drip["/acme/nodocs/archive/refs/tags/v1.2.3.tar.gz"] = 0.05
+    config = tmp_path / "doc4llm.yaml"
+    config.write_text("upstream_docs:\n  deadline: 1\n  timeout: 5\n")
+    r = run_cli("add", "pypi:nodocs==1.2.3", "--docs-dir", tmp_path / "md", "--json",
+                env=env_for(reg, forge, site, DOC4LLM_CONFIG=str(config)))
+    assert r.returncode == 0, r.stderr
+    looked = json.loads(r.stdout)["looked_at"]
+    assert looked[1] == {"where": "github.com/acme/nodocs@v1.2.3", "pages": 0,
+                         "why": "deadline reached while downloading"}
+    assert looked[2] == {"where": "docs.nodocs.dev", "pages": 0, "why": "deadline reached"}
+    assert site.requests == []
+
+
 def test_metadata_cannot_send_doc4llm_to_a_local_service(tmp_path):
     """A package naming http://127.0.0.1:PORT/ as its docs or repository is not fetched
     there: only the user's mappings may name such hosts."""

@@ -15,6 +15,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -99,7 +100,7 @@ def missing_docs(root: Path, release: Release, meta: dict, work: Path, *, offlin
         out.pages += pages  # a changelog from a tag without docs is still worth keeping
     for url in links.sites:
         if time.monotonic() > deadline:
-            out.looked.append(Looked(url, why="deadline reached"))
+            out.looked.append(Looked(urlsplit(url).netloc, why="deadline reached"))
             break
         from doc4llm.ingest.packages.site_docs import site_docs
 
