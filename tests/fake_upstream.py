@@ -29,6 +29,8 @@ class FakeWeb:
                 try:
                     self.send_response(status)
                     self.send_header("Content-Type", ctype)
+                    if 300 <= status < 400:  # a redirect: the body is where to
+                        self.send_header("Location", body.decode())
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
                     if path in owner.drip:  # bounded: the body's bytes, one at a time

@@ -109,7 +109,7 @@ SITE_MD = {"/en/1.2.3/llms.txt": "# nodocs\n\n- [Guide](https://docs.nodocs.dev/
            "/en/1.2.3/": "<html><head><title>nodocs 1.2.3</title></head><body><main><h1>nodocs 1.2.3</h1>"
                          "<p>Docs home.</p></main></body></html>"}
 SITE_HTML = {"/en/1.2/": "<html><head><title>nodocs</title></head><body><main><h1>nodocs 1.2</h1><p>Home.</p>"
-                         "<a href='install.html'>Install</a><a href='/en/latest/'>latest</a></main></body></html>",
+                         "<a href='start.html'>Install</a><a href='/en/latest/'>latest</a></main></body></html>",
              "/en/1.2/install.html": "<html><head><title>Install</title></head><body><main><h1>Install</h1>"
                                      "<p>SITE-HTML-MARKER pip install nodocs</p></main></body></html>"}
 
@@ -124,6 +124,8 @@ def test_docs_come_from_the_site_when_the_tag_has_none(web, tmp_path, kind):
     for path, body in (SITE_MD if kind == "llms" else SITE_HTML).items():
         site.add(path, body, "text/markdown" if path.endswith((".md", ".txt")) else "text/html")
     site.add("/en/latest/other.md", "# Other\n\nLATEST-ONLY\n", "text/markdown")
+    # the mirror redirects with its own absolute URL: read back as the public site's
+    site.add("/en/1.2/start.html", f"{site.base}/en/1.2/install.html", status=301)
     docs = tmp_path / "md"
     r = run_cli("add", "pypi:nodocs==1.2.3", "--docs-dir", docs, "--json", env=env_for(reg, forge, site))
     assert r.returncode == 0, r.stderr
@@ -138,6 +140,7 @@ def test_docs_come_from_the_site_when_the_tag_has_none(web, tmp_path, kind):
     else:  # /en/1.2.3/ and /en/v1.2.3/ answer 404: the minor version's path is read
         assert set(site_pages) == {"https://docs.nodocs.dev/en/1.2/", "https://docs.nodocs.dev/en/1.2/install.html"}
         assert "SITE-HTML-MARKER" in text
+        assert site.requests.index("/en/1.2/start.html") < site.requests.index("/en/1.2/install.html")
     assert "LATEST-ONLY" not in text and "/en/latest/other.md" not in site.requests
     assert site.base not in (docs / "nodocs@1.2.3" / "doc4llm-set.yaml").read_text() + text  # public URLs
     assert out["holds"]["docs"] == 2 and out["holds"]["docs_from"] == {"site": 2} and out["missing"] == []
