@@ -59,8 +59,13 @@ def sets_cmd(docs_dir: str | None, as_json: bool) -> None:
         meta = s.metadata
         origins = meta.get("origins") or {}
         src = next((o.get("root_url") or o.get("root") for o in origins.values() if isinstance(o, dict)), None)
-        rows.append({"name": s.name, "path": str(s.path), "pages": len(s.pages()), "source": src,
-                     "updated": meta.get("updated"), "index": states.get(s.name, "not indexed")})
+        row = {"name": s.name, "path": str(s.path), "pages": len(s.pages()), "source": src,
+               "updated": meta.get("updated"), "index": states.get(s.name, "not indexed")}
+        package = meta.get("package")
+        if isinstance(package, dict) and isinstance(package.get("holds"), dict):
+            row["holds"] = package["holds"]  # what a package set holds and lacks (add/sync)
+            row["missing"] = [str(m) for m in package.get("missing") or []]
+        rows.append(row)
     if as_json:
         emit_json({"docs_dir": str(root), "sets": rows})
         return
@@ -69,8 +74,14 @@ def sets_cmd(docs_dir: str | None, as_json: bool) -> None:
         click.echo(f"no doc sets in {root}{missing} (pass --docs-dir or set DOC4LLM_DOCS_DIR; "
                    "import one: doc4llm import PATH --set NAME@VER)")
         return
+    from doc4llm.ingest.packages.holdings import holdings_line
+
     for r in rows:
         click.echo(f"{r['name']}  {r['pages']} pages  index: {r['index']}" + (f"  source: {r['source']}" if r['source'] else ""))
+        if "holds" in r:
+            click.echo("    holds: " + holdings_line("", r["holds"]).strip())
+            for m in r["missing"]:
+                click.echo(f"    warning: {m}")
 
 
 def docs_dir_origin(docs_dir: str | None) -> str:

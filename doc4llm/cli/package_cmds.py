@@ -9,12 +9,18 @@ import click
 
 from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option, warn
 
+OFFLINE_HELP = ("Fetch nothing beyond the package registry: no source repository or docs site for "
+                "docs the archive lacks.")
+
 
 def _print_add(r: dict) -> None:
-    src = ", ".join(f"{n} {k}" for k, n in r["sources"].items()) or "no pages"
+    from doc4llm.ingest.packages.holdings import holdings_line
+
     verb = {"unchanged": "unchanged (same archive already built)"}.get(r["status"], r["status"])
-    click.echo(f"{r['set_name']}: {verb}  {r['pages']} pages ({src}), {r['api_sections']} API sections"
-               f"  {r['seconds']:.1f}s  ->  {r['path']}")
+    holds = r.get("holds")
+    what = holdings_line(r["set_name"], holds) if holds else \
+        f"{r['set_name']}  {r['pages']} pages, {r['api_sections']} API sections"
+    click.echo(f"{what}  ({verb}, {r['seconds']:.1f}s)  ->  {r['path']}")
 
 
 @click.command("add")
@@ -26,19 +32,23 @@ def _print_add(r: dict) -> None:
               help="PyPI simple index (default: $PIP_INDEX_URL, then pip.conf index-url, then PyPI).")
 @click.option("--registry", default=None, metavar="URL",
               help="npm registry (default: $npm_config_registry, then .npmrc registry=, then npmjs).")
+@click.option("--offline", is_flag=True, help=OFFLINE_HELP)
 @docs_dir_option
 @json_option
 @handle_errors()
 def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | None, registry: str | None,
-            docs_dir: str | None, as_json: bool) -> None:
+            offline: bool, docs_dir: str | None, as_json: bool) -> None:
     """Add docs from SOURCE as a doc set.
 
     SOURCE: pypi:NAME[==VERSION], npm:NAME[@VERSION|RANGE|TAG], a package archive
     (.tar.gz, .tgz, .whl, .zip), a docs URL (scraped) or a local markdown folder or file
     (imported). A package gives NAME@VERSION built from its docs folder, README and
     changelog, plus an API reference read from its source (Python) or .d.ts files (npm),
-    without running any of it. Exit 2 on bad input (unknown package or version, hostile
-    archive), 3 when a registry cannot be reached.
+    without running any of it. When the archive has no docs, they come from the source
+    repository at the version's tag, else the docs site its metadata names (not with
+    --offline). Prints what the set holds and warns about what it lacks. Exit 2 on bad
+    input (unknown package or version, hostile archive), 3 when a registry cannot be
+    reached; a repository or docs site that fails only adds a warning (exit 0).
     """
     from doc4llm.corpus.paths import resolve_docs_dir, validate_set_name
     from doc4llm.errors import InputError
@@ -70,7 +80,7 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
             return
         from doc4llm.ingest.packages.package_docs import add_archive
 
-        result = add_archive(path, root, set_name=set_name)
+        result = add_archive(path, root, set_name=set_name, offline=offline)
     else:
         from doc4llm.ingest.packages.package_docs import add_package
         from doc4llm.ingest.packages.registry_config import npm_config
@@ -78,10 +88,13 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
         npm = npm_config()
         if registry:
             npm.registry = registry if registry.endswith("/") else registry + "/"
-        result = add_package(ref, root, set_name=set_name, index_url=index_url, npm=npm, force=force)
+        result = add_package(ref, root, set_name=set_name, index_url=index_url, npm=npm, force=force,
+                             offline=offline)
     data = result.to_dict()
     for w in result.warnings:
         warn(f"warning: {w}")
+    for m in result.missing:
+        warn(f"warning: {result.set_name}: {m}")
     if as_json:
         emit_json(data)
     else:
@@ -98,19 +111,22 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
               help="Packages downloaded and built at once.")
 @click.option("--index-url", default=None, metavar="URL", help="PyPI simple index (default: pip's configuration).")
 @click.option("--registry", default=None, metavar="URL", help="npm registry (default: npm's configuration).")
+@click.option("--offline", is_flag=True, help=OFFLINE_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
 @docs_dir_option
 @json_option
 @handle_errors()
 def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jobs: int, index_url: str | None,
-             registry: str | None, quiet: bool, docs_dir: str | None, as_json: bool) -> None:
+             registry: str | None, offline: bool, quiet: bool, docs_dir: str | None, as_json: bool) -> None:
     """One doc set per dependency of the project in PROJECT_DIR, at its locked version.
 
     Reads uv.lock, poetry.lock, pinned requirements*.txt, pyproject.toml, package-lock.json,
     pnpm-lock.yaml, yarn.lock or package.json. Unchanged versions are skipped; a changed
-    version replaces the set; removed dependencies go only with --prune. Exit 3 when some
-    package could not be fetched (the others are still synced), 2 for a lockfile that
-    does not parse.
+    version replaces the set; removed dependencies go only with --prune. Per set, prints
+    what it holds and what it lacks (and where that was looked for); docs missing from
+    an archive come from the source repository or docs site, not with --offline. Exit 3
+    when some package could not be fetched (the others are still synced), 2 for a
+    lockfile that does not parse; a repository or docs site that fails is only a warning.
     """
     from doc4llm.cli.progress import Progress
     from doc4llm.corpus.paths import resolve_docs_dir
@@ -132,7 +148,8 @@ def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jo
                 bar.line(f"synced {done}/{total} packages  {note}")
 
         report = sync_project(project, resolve_docs_dir(docs_dir), include_all=include_all, prune=prune,
-                              dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, progress=progress)
+                              dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, offline=offline,
+                              progress=progress)
     data = report.to_dict()
     if as_json:
         emit_json(data)

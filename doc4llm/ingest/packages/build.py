@@ -19,7 +19,8 @@ from doc4llm.corpus.writer import SetWriter, load_set_metadata
 from doc4llm.errors import InputError
 from doc4llm.ingest.packages.pages import DocPage
 
-BUILD_FORMAT = 1  # bump when the builder's output changes, so `sync` rebuilds sets
+BUILD_FORMAT = 2  # bump when the builder's output changes, so `sync` rebuilds sets
+# 2: page origins (`extra.origin`), docs from the repository tag / docs site, `holds`
 ORIGIN = "package"
 
 
@@ -65,7 +66,7 @@ def write_set(docs_dir: Path, set_name: str, pages: list[DocPage], package: dict
     sources: dict[str, int] = {}
     for page in pages:
         writer.write_page(page.title, page.body, source=page.source, key=page.key,
-                          extra={"from": page.origin})
+                          url=page.extra.get("url"), extra={"from": page.origin, **page.extra})
         sources[page.origin] = sources.get(page.origin, 0) + 1
     writer.meta["package"] = {**package, "format": BUILD_FORMAT, "sources": sources}
     spec = f"{package.get('ecosystem')}:{package.get('name')}@{package.get('version')}"

@@ -24,10 +24,12 @@ from doc4llm.ingest.packages.collect import (
     read_python_metadata,
     readme_page,
 )
+from doc4llm.ingest.packages.holdings import holdings, missing
 from doc4llm.ingest.packages.http import Http
-from doc4llm.ingest.packages.pages import API, DocPage
+from doc4llm.ingest.packages.pages import API, CHANGELOG, DOCS, DocPage
 from doc4llm.ingest.packages.registry_config import NpmConfig, display_url, npm_config
 from doc4llm.ingest.packages.spec import PackageRef, Release, set_base_name
+from doc4llm.ingest.packages.upstream import NOT_NEEDED, UpstreamDocs, missing_docs, upstream_retry
 
 
 @dataclass
@@ -45,6 +47,9 @@ class AddResult:
     archive: str = ""
     sha256: str = ""
     warnings: list[str] = field(default_factory=list)
+    holds: dict = field(default_factory=dict)  # holdings.py: docs / API / readme / changelog
+    missing: list[str] = field(default_factory=list)  # "no narrative docs (looked at: ...)"
+    looked_at: list[dict] = field(default_factory=list)  # places asked for docs beyond the archive
 
     def to_dict(self) -> dict:
         return dict(self.__dict__)
@@ -67,7 +72,7 @@ def same_release(current: dict | None, release: Release) -> bool:
 
 def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None, http: Http | None = None,
                 index_url: str | None = None, npm: NpmConfig | None = None, force: bool = False,
-                release: Release | None = None) -> AddResult:
+                release: Release | None = None, offline: bool = False) -> AddResult:
     """Build (or keep) the set of one package release from the registry."""
     from doc4llm.ingest.packages import npm as npm_registry
     from doc4llm.ingest.packages import pypi
@@ -82,15 +87,17 @@ def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None,
                 npm_registry.resolve(http, ref, npm)
         name = set_name or release.set_name()
         current = check_replaceable(Path(docs_dir), name)
-        if not force and same_release(current, release):
+        if not force and same_release(current, release) and not upstream_retry(current, offline):
             return AddResult(name, "unchanged", release.ecosystem, release.name, release.version,
                              str(Path(docs_dir).resolve() / name), current.get("pages", 0),
                              current.get("sources") or {}, current.get("api_sections", 0),
-                             round(time.monotonic() - started, 2), release.filename, current.get("sha256", ""))
+                             round(time.monotonic() - started, 2), release.filename, current.get("sha256", ""),
+                             holds=current.get("holds") or {}, missing=list(current.get("missing") or []),
+                             looked_at=list(current.get("looked_at") or []))
         work = temp_root(Path(docs_dir).resolve())
         try:
             path, sha256 = archives.download(http, release, work)
-            return _build(path, sha256, work, Path(docs_dir), name, release, http, npm, started)
+            return _build(path, sha256, work, Path(docs_dir), name, release, http, npm, started, offline)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     finally:
@@ -98,19 +105,20 @@ def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None,
             http.close()
 
 
-def add_archive(path: Path, docs_dir: Path, *, set_name: str | None = None, http: Http | None = None) -> AddResult:
+def add_archive(path: Path, docs_dir: Path, *, set_name: str | None = None, http: Http | None = None,
+                offline: bool = False) -> AddResult:
     """Build the set of a package archive on disk (`.tar.gz`, `.tgz`, `.whl`, `.zip`)."""
     started = time.monotonic()
     work = temp_root(Path(docs_dir).resolve())
     try:
         sha256 = file_sha256(path)
-        return _build(Path(path), sha256, work, Path(docs_dir), set_name, None, http, None, started)
+        return _build(Path(path), sha256, work, Path(docs_dir), set_name, None, http, None, started, offline)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | None, release: Release | None,
-           http: Http | None, npm: NpmConfig | None, started: float) -> AddResult:
+           http: Http | None, npm: NpmConfig | None, started: float, offline: bool = False) -> AddResult:
     extracted = archives.extract(path, work / "x")
     root = extracted.root
     warnings = [f"{s}" for s in extracted.skipped[:20]]
@@ -128,21 +136,34 @@ def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | 
     set_name = set_name or release.set_name()
     check_replaceable(docs_dir, set_name)
     pages, types_from = collect_pages(root, release, meta, warnings, http, npm, work)
+    for page in pages:  # where each page came from (doc4llm-set.yaml `extra.origin`)
+        page.extra = page.extra or {"origin": "archive", "path": page.source}
+    upstream = UpstreamDocs(NOT_NEEDED)
+    if not any(p.origin == DOCS for p in pages):
+        upstream = missing_docs(root, release, meta, work, offline=offline,
+                                want_changelog=not any(p.origin == CHANGELOG for p in pages))
+        pages += upstream.pages
+        warnings += upstream.warnings
     if not pages:
         raise InputError(f"{release.name} {release.version}: no README, docs, changelog or API found "
                          "in its archive")
     api_sections = sum(_count_sections(p.body) for p in pages if p.origin == API)
+    holds = holdings(pages, api_sections)
+    api_looked = "archive" + (f", @types/{release.name.lstrip('@').replace('/', '__')}"
+                              if release.ecosystem == "npm" and npm is not None else "")
+    gaps = missing(holds, upstream.looked_text(), api_looked)
     package = {"ecosystem": release.ecosystem, "name": release.name, "version": release.version,
                "archive": release.filename,
                "url": display_url(release.url) if release.registry != "local file" else None,  # no credentials
                "registry": release.registry, "sha256": sha256, "integrity": release.hashes.get("sha512"),
-               "pages": len(pages), "api_sections": api_sections}
+               "pages": len(pages), "api_sections": api_sections, "holds": holds, "missing": gaps,
+               "upstream": upstream.status, "looked_at": [lk.to_dict() for lk in upstream.looked]}
     if types_from:
         package["types_package"] = types_from
     result = write_set(docs_dir, set_name, pages, {k: v for k, v in package.items() if v is not None}, work)
     return AddResult(set_name, result.status, release.ecosystem, release.name, release.version, str(result.path),
                      result.pages, result.sources, api_sections, round(time.monotonic() - started, 2),
-                     release.filename, sha256, warnings)
+                     release.filename, sha256, warnings, holds, gaps, package["looked_at"])
 
 
 def _guess_ecosystem(root: Path, path: Path) -> str:

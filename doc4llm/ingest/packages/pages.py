@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 README, DOCS, CHANGELOG, API = "readme", "docs", "changelog", "api"
 
@@ -14,3 +14,6 @@ class DocPage:
     source: str  # path inside the archive (or `PKG-INFO` for the long description)
     key: str  # stable identity across rebuilds
     origin: str  # readme | docs | changelog | api
+    # written into the page's `extra:` record in doc4llm-set.yaml: `origin` archive | repo |
+    # site with `path` / `repo` + `tag` + `path` / `url` (see upstream.py)
+    extra: dict = field(default_factory=dict)

@@ -23,10 +23,12 @@ from doc4llm.corpus.atomic import atomic_write_text
 from doc4llm.corpus.paths import INDEX_DIRNAME
 from doc4llm.errors import Doc4llmError
 from doc4llm.ingest.packages.build import BUILD_FORMAT, existing_package, remove_set
+from doc4llm.ingest.packages.holdings import holdings_line
 from doc4llm.ingest.packages.http import Http
 from doc4llm.ingest.packages.lockfiles import Dependency, read_project
 from doc4llm.ingest.packages.registry_config import NpmConfig
 from doc4llm.ingest.packages.spec import PackageRef, set_base_name
+from doc4llm.ingest.packages.upstream import upstream_retry
 
 
 @dataclass
@@ -66,20 +68,23 @@ class SyncReport:
                 "not_synced": self.skipped}
 
     def lines(self) -> list[str]:
+        """Per set: what it holds (`docs 0 · API 112 pages · readme · changelog`) and, below
+        it, what it lacks and where that was looked for."""
         head = "plan" if self.dry_run else "synced"
         out = [f"{head} {self.project} from {', '.join(self.files)}"]
         for i in self.items:
             name = i.set_name or i.label()
-            extra = ""
+            holds = i.detail.get("holds") if i.action in ("create", "replace", "skip") else None
+            line = holdings_line(name, holds) if holds and not self.dry_run else name
             if i.action in ("create", "replace") and i.detail and not self.dry_run:
-                src = ", ".join(f"{n} {k}" for k, n in (i.detail.get("sources") or {}).items())
-                extra = f"  {i.detail.get('pages', 0)} pages ({src}), {i.detail.get('api_sections', 0)} API " \
-                        f"sections, {i.detail.get('seconds', 0):.1f}s"
+                line += f"  {i.detail.get('seconds', 0):.1f}s"
             if i.old_set:
-                extra += f"  (replaces {i.old_set})"
+                line += f"  (replaces {i.old_set})"
             if i.error:
-                extra = f"  {i.error}"
-            out.append(f"  {i.action:<8} {name}{extra}")
+                line = f"{name}  {i.error}"
+            out.append(f"  {i.action:<8} {line}")
+            if not self.dry_run and not i.error:
+                out += [f"           warning: {m}" for m in i.detail.get("missing") or []]
         for s in self.skipped:
             out.append(f"  not synced: {s}")
         counts = self.to_dict()["counts"]
@@ -113,7 +118,7 @@ def _dep_key(d: Dependency) -> str:
     return f"{d.ecosystem}:{d.name}"
 
 
-def plan(deps: list[Dependency], docs_dir: Path, state: dict) -> list[SyncItem]:
+def plan(deps: list[Dependency], docs_dir: Path, state: dict, offline: bool = False) -> list[SyncItem]:
     items = []
     previous = state.get("sets") or {}
     for d in deps:
@@ -124,8 +129,8 @@ def plan(deps: list[Dependency], docs_dir: Path, state: dict) -> list[SyncItem]:
         name = f"{set_base_name(d.ecosystem, d.name)}@{d.version}"
         current = existing_package(docs_dir, name)
         if current and current.get("format") == BUILD_FORMAT and current.get("version") == d.version \
-                and current.get("name") == d.name:
-            items.append(SyncItem(d, "skip", name, None))
+                and current.get("name") == d.name and not upstream_retry(current, offline):
+            items.append(SyncItem(d, "skip", name, None, _recorded(current)))
         else:
             items.append(SyncItem(d, "replace" if current else "create", name,
                                   old if old and old != name else None))
@@ -134,7 +139,7 @@ def plan(deps: list[Dependency], docs_dir: Path, state: dict) -> list[SyncItem]:
 
 def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, prune: bool = False,
                  dry_run: bool = False, jobs: int = 4, index_url: str | None = None,
-                 npm: NpmConfig | None = None,
+                 npm: NpmConfig | None = None, offline: bool = False,
                  progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
     from doc4llm.ingest.packages.package_docs import add_package
     from doc4llm.ingest.packages.registry_config import npm_config
@@ -145,7 +150,7 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
     report = SyncReport(str(project), found.files, skipped=found.skipped, dry_run=dry_run)
     state_path = _state_path(docs_dir, project)
     state = _load_state(state_path)
-    items = plan(found.deps, docs_dir, state)
+    items = plan(found.deps, docs_dir, state, offline)
     wanted = {_dep_key(d) for d in found.deps}
     gone = {k: v for k, v in (state.get("sets") or {}).items() if k not in wanted}
     report.items = items
@@ -163,9 +168,10 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
     def build(item: SyncItem) -> None:
         d = item.dep
         ref = PackageRef(d.ecosystem, d.name, d.version or d.spec)
-        result = add_package(ref, docs_dir, http=http, index_url=index_url, npm=npm)
+        result = add_package(ref, docs_dir, http=http, index_url=index_url, npm=npm, offline=offline)
         item.set_name = result.set_name
-        item.detail = {k: getattr(result, k) for k in ("pages", "sources", "api_sections", "seconds")}
+        item.detail = {k: getattr(result, k) for k in ("pages", "sources", "api_sections", "seconds", "holds",
+                                                       "missing", "looked_at")}
         if result.status == "unchanged":
             item.action = "skip"
 
@@ -205,6 +211,12 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
     if new_state != state:
         atomic_write_text(state_path, json.dumps(new_state, indent=2, ensure_ascii=False) + "\n")
     return report
+
+
+def _recorded(current: dict) -> dict:
+    """What a set on disk holds, from its record (a skipped set is reported too)."""
+    return {k: current[k] for k in ("pages", "sources", "api_sections", "holds", "missing", "looked_at")
+            if k in current}
 
 
 def _remove(docs_dir: Path, set_name: str, report: SyncReport) -> None:

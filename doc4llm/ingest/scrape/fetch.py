@@ -112,6 +112,21 @@ class Fetcher:
             limits=httpx.Limits(max_connections=max(options.concurrency * 2, 4)),
         )
         self.requests = 0
+        self.mirrors = {origin.rstrip("/"): base.rstrip("/") for origin, base in options.mirrors.items()}
+
+    def routed(self, url: str) -> str:
+        """The URL really requested for `url`: its origin replaced by a configured mirror."""
+        for origin, base in self.mirrors.items():
+            if url == origin or url.startswith(origin + "/"):
+                return base + url[len(origin):]
+        return url
+
+    def public(self, url: str) -> str:
+        """A mirror's absolute URL (a redirect's Location) back in the public origin."""
+        for origin, base in self.mirrors.items():
+            if url == base or url.startswith(base + "/"):
+                return origin + url[len(base):]
+        return url
 
     async def aclose(self) -> None:
         await self.client.aclose()
@@ -135,7 +150,7 @@ class Fetcher:
             result = await self._with_retries(current, headers, accept)
             if result.outcome != REDIRECT:
                 return result
-            target = canonical_url(result.location or "", base=current)
+            target = canonical_url(self.public(result.location or ""), base=current)
             if target is None:
                 return FetchResult(current, SKIPPED, f"redirect to a non-http URL ({(result.location or '')[:80]})")
             if target in chain:
@@ -178,7 +193,7 @@ class Fetcher:
 
         self.requests += 1
         try:
-            async with self.client.stream("GET", url, headers=headers) as resp:
+            async with self.client.stream("GET", self.routed(url), headers=headers) as resp:
                 status = resp.status_code
                 if status in _RETRY_STATUS:
                     raise _Attempt(f"HTTP {status}", _retry_after(resp.headers.get("retry-after")), status)

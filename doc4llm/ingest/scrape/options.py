@@ -37,6 +37,10 @@ class ScrapeOptions:
     robots: bool = True
     prune: bool = False
     user_agent: str = USER_AGENT
+    # "https://docs.example.dev" -> "http://127.0.0.1:8000/mirror": requests for that origin
+    # go to the base instead (a mirror, a local build, a test stand-in); URLs, scope and the
+    # set keep the public origin, so the pages read as the site's own
+    mirrors: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass
