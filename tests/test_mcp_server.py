@@ -389,7 +389,7 @@ def test_get_toc_continuations_cover_the_page(session: dict) -> None:
 
 def test_compact_view_names_the_pages_a_repeated_entry_is_also_on() -> None:
     """The token-frugal view keeps `also_in` as page names only."""
-    from doc4llm.mcp_server import compact_result
+    from doc4llm.mcp.server import compact_result
 
     hit = {"rank": 1, "doc_set": "npm@11", "page": "Config", "heading_path": ["Config", "save-exact"],
            "lines": [1690, 1696], "tokens": 46, "relevance": "high", "snippet": "exact version",
@@ -513,7 +513,7 @@ def test_tools_list_fits_in_8000_bytes_on_the_wire(raw: tuple[list[dict], str]) 
 def test_starting_the_server_loads_no_search_engine(docs: Path) -> None:
     """`initialize` waits only for the SDK: the engine, numpy and the embedder load at the
     first call (counted as modules loaded, not timed)."""
-    code = ("import sys, doc4llm.mcp_server as m; m.build_server(m.DocsService(sys.argv[1])); "
+    code = ("import sys, doc4llm.mcp.server as m; m.build_server(m.DocsService(sys.argv[1])); "
             "print(' '.join(sorted(n for n in sys.modules if n.split('.')[0] in "
             "('numpy', 'onnxruntime', 'tokenizers') or n.startswith(('doc4llm.search', 'doc4llm.index')))))")
     out = subprocess.run([sys.executable, "-c", code, str(docs)], capture_output=True, text=True,

@@ -6,7 +6,7 @@ searcher), and a conversation `Session` in memory (follow-up queries borrow the 
 query's topic; `follow_up=false` turns that off per call). Tools are read-only: nothing here imports, scrapes
 or saves web results (the search index under `.doc4llm/` is a rebuildable cache).
 
-Every tool returns a typed object (`doc4llm.mcp_schemas`: the tool's outputSchema, sent
+Every tool returns a typed object (`doc4llm.mcp.schemas`: the tool's outputSchema, sent
 as structuredContent, with the same JSON as text for older clients) bounded by a
 `max_tokens` budget: a cut result says `truncated` and gives the `continuation` call.
 `search_docs` returns by default only what an agent needs to decide and to read
@@ -34,8 +34,8 @@ from pydantic import Field
 from doc4llm.corpus.paths import resolve_docs_dir, validate_page_name, validate_set_pattern
 from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.errors import Doc4llmError, ExternalError, InputError
-from doc4llm.mcp_args import MAX_BUDGET, Budget, K, Lines, Offset, Page, Sets, error_text
-from doc4llm.mcp_schemas import (
+from doc4llm.mcp.args import MAX_BUDGET, Budget, K, Lines, Offset, Page, Sets, error_text
+from doc4llm.mcp.schemas import (
     AskResult,
     DocSetsResult,
     ExampleResult,
@@ -371,14 +371,14 @@ def _dump(data: Any) -> str:
 def build_server(service: DocsService):
     """The MCP server whose tools call `service`; errors become MCP tool errors.
 
-    Each tool's signature is the one list of its arguments (types from `mcp_args`): the
+    Each tool's signature is the one list of its arguments (types from `args`): the
     SDK publishes it as the input schema and validates calls against it, and
-    `mcp_app.DocsMCPServer` rejects any other name. A new argument is one parameter here
+    `app.DocsMCPServer` rejects any other name. A new argument is one parameter here
     (and the service's keyword)."""
     try:
         from mcp.server.mcpserver.exceptions import ToolError
 
-        from doc4llm.mcp_app import DocsMCPServer
+        from doc4llm.mcp.app import DocsMCPServer
     except ImportError as exc:  # mcp 1.x named it FastMCP, with another API
         raise ExternalError(f"doc4llm serve needs the mcp SDK 2.x ({exc})",
                             hint='pip install "mcp>=2,<3"') from exc
