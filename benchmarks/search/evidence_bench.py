@@ -35,7 +35,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 HERE = Path(__file__).resolve().parent
-ABSENT_LINE = re.compile(r"^(?:not in these docs|absent from these docs|no section contains)[^:]*:\s*(.+)$")
+ABSENT_LINE = re.compile(r"^(?:not in these docs|absent from these docs|no (?:\S+ )?section contains)[^:]*:\s*(.+)$")
 
 
 def flagged_words(text: str) -> list[str]:

@@ -243,11 +243,15 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
         results[0]["nearby"] = nearby_sections(searcher.docs_dir, results[0])
     abstained = verdict.abstain
     guidance = None
-    from doc4llm.search.guidance import build_guidance, named_missing
+    from doc4llm.search.gaps import absent_topics
+    from doc4llm.search.guidance import build_guidance
 
-    # the names the docs never mention are reported whatever the confidence: an agent told
-    # "not in these docs: flutter" needs no grep to confirm it (agent study, round 3)
-    verdict.coverage["missing"] = named_missing(qa, verdict.coverage, bool(results))
+    # what no section contains is reported whatever the confidence: an agent told
+    # "no section contains: flutter" needs no grep to confirm it (agent study, round 3);
+    # never the user's own values (issue 34)
+    verdict.coverage["missing"] = absent_topics(searcher.conn, qa, verdict.coverage, sets, verdict.confidence,
+                                                verdict.abstain, bool(results),
+                                                [rows[c.sid] for c in ranked[:3] if c.sid in rows])
     if abstained or verdict.confidence < 60:
         guidance = build_guidance(searcher, qa, verdict, results, sets)
     if abstained:

@@ -18,6 +18,9 @@ ABSTAINED_SHOWN = 2  # an abstention still shows its two best candidates
 # the ready `read` command is printed while result 1 may not answer: above this, agents
 # answered from the lines shown and the line was spent tokens (agent study, round 2)
 READ_HINT_BELOW = 60
+# what the absent line says, literally: evidence, not a verdict (it settles a question only
+# when the word is what the question asks about; the user's own values are never listed)
+ABSENT = "no section contains: "
 
 
 def _where(r: dict) -> str:
@@ -60,18 +63,25 @@ def _header(result: dict, show_set: bool) -> list[str]:
     if result["abstained"]:
         out = [f"no section clearly answers this (confidence {conf}/100): "
                f"{result.get('confidence_explanation', '')}{scope}"]
-        g = result.get("guidance") or {}
-        if g.get("missing"):
-            out.append("absent from these docs: " + ", ".join(_short(w) for w in g["missing"][:5]))
+        out += _absent_lines(result)
         if result["results"]:
             out.append("closest sections (weak; check before using):")
         return out
     out = [f"confidence {conf}/100: {result.get('confidence_explanation', '')}{scope}"]
     if result.get("phrasings") and len(result["phrasings"]) > 1:
         out[0] += f" · {len(result['phrasings'])} phrasings"
-    missing = (result.get("guidance") or {}).get("missing") or (result.get("coverage") or {}).get("missing")
-    if missing:
-        out.append("not in these docs: " + ", ".join(_short(w) for w in missing[:5]))
+    return out + _absent_lines(result)
+
+
+def _absent_lines(result: dict) -> list[str]:
+    """"no section contains: X" (evidence, not a verdict), and for a question that names a
+    doc set, the words that set lacks although another set holds them."""
+    cov = result.get("coverage") or {}
+    missing = (result.get("guidance") or {}).get("missing") or cov.get("missing")
+    out = [ABSENT + ", ".join(_short(w) for w in missing[:5])] if missing else []
+    scoped = cov.get("missing_in_named") or {}
+    if scoped.get("words"):
+        out.append(f"no {'/'.join(scoped['sets'])} section contains: " + ", ".join(_short(w) for w in scoped["words"][:5]))
     return out
 
 

@@ -1,0 +1,148 @@
+"""Absence judged on topics (issue 34): the user's own values and spelling variants are
+never "not in these docs"; real gaps (backoff, man page, a flag written as such) are named;
+a section that holds the question's subject is never abstained over."""
+
+from __future__ import annotations
+
+import pytest
+
+from doc4llm.search.absence import variant_forms
+from doc4llm.search.values import covers, user_values
+
+
+@pytest.mark.parametrize(("query", "value"), [
+    ("deploy my blog to username.github.io/my-repo with the posts in ./posts", "username.github.io/my-repo"),
+    ("deploy my blog to username.github.io/my-repo with the posts in ./posts", "./posts"),
+    ("reference ${API_TOKEN} in my .mcp.json", "${API_TOKEN}"),
+    ("I named my private index acme-internal; where do its credentials go?", "acme-internal"),
+    ("customise opencode with my own theme called midnight-ocean", "midnight-ocean"),
+    ("dump my model without the `password_hash` field", "password_hash"),
+    ("my model `UserProfile` has a field `favourite_colour`", "UserProfile"),
+    ("discriminated union for my Cat and Dog models", "Dog"),
+    ("give uv access with my secret ACME_PAT", "ACME_PAT"),
+    ("install from git+https://github.com/myorg/mytool as a tool", "git+https://github.com/myorg/mytool"),
+    ("run ./scripts/backup_db.py with its dependencies", "./scripts/backup_db.py"),
+])
+def test_values_by_shape(query, value):
+    assert value in user_values(query)
+
+
+@pytest.mark.parametrize(("query", "word"), [
+    ("bundle my uv project into a single standalone executable with PyInstaller", "PyInstaller"),
+    ("Is there a Flutter or Dart client library?", "Dart"),
+    ("list outdated dependencies, like pip list --outdated", "--outdated"),
+    ("install packages from conda-forge using an environment.yml with uv", "environment.yml"),
+    ("encode a model as MessagePack bytes", "MessagePack"),
+])
+def test_names_the_question_asks_about_are_not_values(query, word):
+    assert not covers(user_values(query), word)
+
+
+def test_a_question_that_is_only_a_name_asks_about_it():
+    assert user_values("MYAPP_DATABASE_URL") == []
+    assert user_values("UV_HTTP_TIMEOUT") == []
+
+
+def test_parts_of_a_value_are_covered():
+    values = user_values("run ./scripts/backup_db.py and git+https://github.com/myorg/mytool")
+    for part in ("backup_db", "myorg", "mytool", "scripts"):
+        assert covers(values, part), part
+    assert not covers(values, "script")  # a whole word only
+
+
+@pytest.mark.parametrize(("word", "variant"), [
+    ("behaviour", "behavior"), ("behavior", "behaviour"), ("customise", "customize"),
+    ("optimise", "optimize"), ("modelling", "modeling"), ("modeling", "modelling"),
+    ("colored", "coloured"), ("lower-case", "lowercase"), ("try/except", "try except"),
+    ("org's", "organization"), ("repo", "repository"),
+])
+def test_spelling_and_syntax_variants(word, variant):
+    assert variant in variant_forms(word)
+
+
+def test_values_are_linear_on_hostile_input():
+    from growth import assert_linear
+
+    assert_linear(user_values, lambda n: "my " + "a.b/" * n + " called " + "`x_" * n + " field", 4000,
+                  what="user_values")
+
+
+DOCS = {
+    "config.md": """# Configuration
+
+## Index credentials
+
+An index named `internal-proxy` reads its password from `ZED_INDEX_INTERNAL_PROXY_PASSWORD`
+and its user name from `ZED_INDEX_INTERNAL_PROXY_USERNAME`. `ZED_CACHE_DIR` moves the cache.
+
+## Resolution
+
+The default resolution behavior picks the highest compatible version of every package;
+`--resolution lowest` picks the lowest.
+
+## Publishing
+
+`zed publish` retries failed uploads three times before it gives up.
+""",
+    "install.md": """# Installing
+
+## Requirements
+
+Zed needs a recent operating system and a network connection to download packages.
+
+## Uninstalling
+
+Remove the binary and the cache folder.
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def zed(tmp_path_factory):
+    from doc4llm.ingest.importer import import_path
+    from doc4llm.search.engine import Searcher
+
+    root = tmp_path_factory.mktemp("zed")
+    src = root / "src"
+    src.mkdir()
+    for name, text in DOCS.items():
+        (src / name).write_text(text, encoding="utf-8")
+    import_path(src, root / "md_docs", "zed@1")
+    searcher = Searcher(root / "md_docs", embedder="none", quiet=True)
+    yield searcher
+    searcher.close()
+
+
+def _missing(result: dict) -> list[str]:
+    return [w.casefold() for w in result["coverage"]["missing"]]
+
+
+def test_a_templated_env_var_and_the_index_name_are_the_users(zed):
+    r = zed.search("how do I set ZED_INDEX_ACME_PASSWORD for my index named acme?", k=3)
+    assert not {"zed_index_acme_password", "acme"} & set(_missing(r))
+    assert not r["abstained"]
+    assert r["results"][0]["heading_path"][-1] == "Index credentials"
+
+
+def test_an_env_var_with_the_users_own_prefix_is_a_value(zed):
+    r = zed.search("load MYAPP_TOKEN into zed from the environment of my shell", k=3)
+    assert "myapp_token" not in _missing(r)
+
+
+def test_a_british_spelling_of_a_documented_word_is_not_absent(zed):
+    r = zed.search("what is the default resolution behaviour of zed?", k=3)
+    assert "behaviour" not in _missing(r)
+    assert r["results"][0]["heading_path"][-1] == "Resolution"
+    assert not r["abstained"]
+
+
+def test_a_real_gap_is_named(zed):
+    r = zed.search("how do I make zed retry a failed download with exponential backoff?", k=3)
+    assert "backoff" in _missing(r)
+
+
+def test_a_flag_is_absent_unless_written_as_a_flag(zed):
+    r = zed.search("zed install --lowest", k=3)
+    assert "--lowest" in _missing(r)  # the docs say "lowest" and `--resolution lowest`, never `--lowest`
+    r = zed.search("zed install --resolution", k=3)
+    assert "--resolution" not in _missing(r)
