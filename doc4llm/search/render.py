@@ -101,9 +101,17 @@ def _fit(lines: list[str], budget: int, first: bool = True) -> list[str]:
     return kept
 
 
-def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, docs_dir: str | None = None) -> str:
+def _read_hint(r: dict, docs_dir: str | None, reader: str) -> str:
+    if reader == "mcp":  # the MCP tool call that reads the same lines
+        return f"read: read_section(page={_where(r)!r}, sets={r['doc_set']!r}, lines=[{r['lines'][0]}, {r['lines'][1]}])"
+    return "read: " + read_command(_where(r), r["doc_set"], *r["lines"], docs_dir)
+
+
+def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, docs_dir: str | None = None,
+                reader: str = "cli") -> str:
     """`docs_dir`: the --docs-dir the user passed, repeated in the read command so that it
-    runs as printed."""
+    runs as printed. `reader="mcp"`: the read hint is the `read_section` call (the MCP
+    server sends this text as its reply)."""
     show_set = len(result.get("sets") or []) != 1
     out = _header(result, show_set)
     if result.get("query_enriched"):
@@ -114,11 +122,12 @@ def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, d
     tail = [f"warning: {w}" for w in result.get("warnings", [])]
     if results and not result["abstained"] and result["confidence"] < READ_HINT_BELOW:
         r = results[0]
-        tail.insert(0, "read: " + read_command(_where(r), r["doc_set"], *r["lines"], docs_dir))
+        tail.insert(0, _read_hint(r, docs_dir, reader))
     if result["abstained"]:
         for s in ((result.get("guidance") or {}).get("suggested_searches") or [])[:1]:
             tail.append(f"web search: {s['query']}")
-    more = "(+{n} more; raise --max-tokens or use --json)"
+    more = "(+{n} more; raise max_tokens or pass detail=true)" if reader == "mcp" else \
+        "(+{n} more; raise --max-tokens or use --json)"
     budget = max_tokens - estimate_tokens("\n" + more.format(n=len(results)))
     out, tail = _fit(out, budget), _fit(tail, budget - _cost(out), first=False)
     budget -= _cost(out) + _cost(tail)
