@@ -143,8 +143,12 @@ def ok(session: dict, key: str) -> dict:
     data = session["structured"][key]
     assert isinstance(data, dict)
     compact = "text" in data and ("abstained" in data and "results" not in data
-                                  or "total_lines" in data and "matches" not in data)
-    assert text == data["text"] if compact else json.loads(text) == data
+                                  or set(data) <= {"text", "truncated", "continuation"})
+    if compact:  # the same text; content also has the confidence figure the fields carry
+        head, _, rest = data["text"].partition("\n")
+        assert text.endswith(head.rpartition(": ")[2] + ("\n" + rest if rest else ""))
+    else:
+        assert json.loads(text) == data
     return data
 
 
@@ -173,7 +177,7 @@ def test_search_docs_default_is_compact(session: dict, docs: Path) -> None:
     assert set(res) == {"text", "confidence", "abstained"}
     assert res["confidence"] >= 50 and res["abstained"] is False
     lines = res["text"].split("\n")
-    assert lines[0].startswith(f"confidence {res['confidence']}/100")
+    assert session["calls"]["search"][1].startswith(f"confidence {res['confidence']}/100: {lines[0]}")
     assert [ln[:3] for ln in lines if ln[:1].isdigit()] == ["1. ", "2. ", "3. "]
     assert "hooks" in next(ln for ln in lines if ln.startswith("1. ")).lower()
     cli = run_cli("search", "how do I add a hook", "--docs-dir", str(docs), env={"DOC4LLM_EMBEDDER": "none"})
@@ -183,7 +187,21 @@ def test_search_docs_default_is_compact(session: dict, docs: Path) -> None:
     # the same results as the CLI, the read hint as the MCP call that reads the lines
     assert [ln for ln in lines if ln[:1].isdigit()] == [ln for ln in cli.stdout.split("\n") if ln[:1].isdigit()]
     absent = ok(session, "search_absent_text")
-    assert absent["abstained"] is True and absent["text"].startswith("no section clearly answers this")
+    assert absent["abstained"] is True and absent["text"].startswith("no section clearly answers this: ")
+
+
+def test_search_docs_takes_phrasings_and_grep_docs_groups_by_section(session: dict) -> None:
+    res = ok(session, "phrasings")
+    first = next(ln for ln in res["text"].split("\n") if ln.startswith("1. "))
+    assert "> PreToolUse" in first
+    assert "phrasing" in error(session, "err_phrasing")
+    grep = ok(session, "grep")  # the text `doc4llm grep` prints; its first line has the totals
+    assert set(grep) == {"text"} and " in " in grep["text"].split("\n")[0]
+    assert grep["text"].count("PreToolUse") >= 2
+    detail = ok(session, "grep_detail")
+    assert detail["total_sections"] >= len(detail["matches"]) >= 1
+    assert all("PreToolUse" in x["text"] for m in detail["matches"] for x in m["match_lines"])
+    assert "invalid pattern" in error(session, "err_grep")
 
 
 def test_search_docs_detail_is_the_full_contract(session: dict) -> None:
@@ -378,7 +396,7 @@ def test_every_budgeted_response_fits_its_budget(session: dict) -> None:
             assert not is_error, text
             assert len(text) / 4 <= args["max_tokens"], (key, len(text) / 4)
     capped = ok(session, "search_capped")  # the text within the budget; cut, it says so
-    assert capped["text"].startswith("confidence ") and ("truncated" not in capped or capped["continuation"])
+    assert capped["text"].split("\n")[1].startswith("1. ") and ("truncated" not in capped or capped["continuation"])
 
 
 def test_get_toc_continuations_cover_the_page(session: dict) -> None:

@@ -85,9 +85,14 @@ def grep_pattern(query: str, analysis: dict) -> str:
 
 def mcp_size(model, data: dict) -> int:
     """Characters of JSON.stringify(structuredContent), as the server sends it."""
-    from doc4llm.secrets import redact_data
+    try:
+        from doc4llm.mcp.server import reply_parts
+    except ImportError:  # the code before issue 34
+        from doc4llm.secrets import redact_data
 
-    body = redact_data(model.model_validate(data).model_dump(mode="json"))
+        body = redact_data(model.model_validate(data).model_dump(mode="json"))
+    else:
+        body = reply_parts(model, data)[0]
     return len(json.dumps(body, ensure_ascii=False, separators=(",", ":")))
 
 

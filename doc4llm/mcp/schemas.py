@@ -90,8 +90,8 @@ class GrepMatch(BaseModel):
 
 class GrepResult(Budgeted):
     text: str | None = None  # what `doc4llm grep` prints
-    total_lines: int
-    total_sections: int
+    total_lines: int = 0  # detail=true (the text's first line says them)
+    total_sections: int = 0
     matches: list[GrepMatch] | None = None  # detail=true
 
 

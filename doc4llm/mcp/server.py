@@ -58,6 +58,7 @@ MAX_NAME_CHARS = 300
 MAX_SETS = 20
 DEFAULT_READ_TOKENS = 4000
 DEFAULT_SEARCH_TOKENS = 2000
+SEARCH_TEXT_TOKENS = 600  # search_docs' text, as `doc4llm search --max-tokens` (detail: 2000)
 DEFAULT_LIST_TOKENS = 3000
 DEFAULT_ANSWER_TOKENS = 4000
 
@@ -119,8 +120,10 @@ def compact_reply(result: dict, max_tokens: int) -> dict:
     full contract had cost twice the CLI text); detail=true returns the contract."""
     from doc4llm.search.render import render_text
 
-    text = render_text(result, max_tokens=max_tokens, reader="mcp")
-    out: dict[str, Any] = {"text": text, "confidence": result["confidence"], "abstained": result["abstained"]}
+    text = render_text(result, max_tokens=max_tokens, reader="mcp", numbers=False)
+    out: dict[str, Any] = {"text": text, "confidence": result["confidence"], "abstained": result["abstained"],
+                           # clients that read `content` see the text with its confidence figure
+                           "_content": render_text(result, max_tokens=max_tokens, reader="mcp")}
     if any(ln.startswith("(+") and "more; raise max_tokens" in ln for ln in text.split("\n")):
         out["truncated"] = True
     return out
@@ -204,7 +207,7 @@ class DocsService:
     def search_docs(self, query: str, *, phrasings: list[str] | None = None,
                     sets: list[str] | str | None = None, k: int = 3,
                     strategy: str = "auto", detail: bool = False, follow_up: bool = True,
-                    offset: int = 0, max_tokens: int = DEFAULT_SEARCH_TOKENS) -> dict:
+                    offset: int = 0, max_tokens: int = SEARCH_TEXT_TOKENS) -> dict:
         query = _validate_text(query, "query")
         sets = _validate_sets(sets)
         searched, context = self.session.enrich(query) if follow_up else (query, None)
@@ -237,7 +240,8 @@ class DocsService:
             if reply.get("truncated"):
                 reply["continuation"] = rest(sum(1 for ln in reply["text"].split("\n") if _RESULT_LINE.match(ln)))
             return reply
-        return fit_list(detailed_result(result), "results", max_tokens, rest, min_items=1)
+        budget = DEFAULT_SEARCH_TOKENS if max_tokens == SEARCH_TEXT_TOKENS else max_tokens  # the contract is larger
+        return fit_list(detailed_result(result), "results", budget, rest, min_items=1)
 
     def grep_docs(self, pattern: str, *, sets: list[str] | str | None = None, ignore_case: bool = False,
                   fixed: bool = False, detail: bool = False, max_tokens: int = DEFAULT_SEARCH_TOKENS) -> dict:
@@ -249,16 +253,17 @@ class DocsService:
             data = {"total_lines": data["total_lines"], "total_sections": data["total_sections"],
                     "matches": data["matches"]}
             return fit_list(data, "matches", max_tokens, lambda kept: None, min_items=1)
-        # the text `doc4llm grep` prints, with fewer sections when it would pass the budget
+        # the text `doc4llm grep` prints (its first line has the totals), with fewer sections
+        # when it would pass the budget
         shown = MAX_SECTIONS
         while True:
             data = grep_docs(self.docs_dir, pattern, sets=sets, ignore_case=ignore_case, fixed=fixed,
                              max_sections=shown)
-            text = render_grep(data)
+            text = render_grep(data, echo_pattern=False)
             if estimate_tokens(text) <= max_tokens or shown == 1:
                 break
             shown = max(1, shown // 2)
-        out = {"text": text, "total_lines": data["total_lines"], "total_sections": data["total_sections"]}
+        out = {"text": text}
         if estimate_tokens(text) > max_tokens:
             out = shorten_text({**out, "truncated": True}, max_tokens, ("text",))
         return out
@@ -374,6 +379,20 @@ def _configured_llm():
     return LLMClient.from_env(load_answer_config())
 
 
+def reply_parts(model: type, raw: dict) -> tuple[dict, str]:
+    """(structuredContent, content text) of a tool's reply: the typed object, validated;
+    a compact search or grep reply carries only what is set (each field costs the agent
+    tokens: Claude Code shows it JSON.stringify(structuredContent)) and its content is the
+    text itself; any other reply's content is the same object as compact JSON."""
+    content = raw.pop("_content", None)
+    compact = model in (SearchResult, GrepResult) and isinstance(raw.get("text"), str)
+    data = model.model_validate(raw).model_dump(mode="json", exclude_none=compact, exclude_defaults=compact)
+    data = redact_data(data)  # the one way out of the server: no key in any reply
+    if not compact:
+        return data, _dump(data)
+    return data, redact(content) if content else data["text"]
+
+
 def _dump(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -407,15 +426,7 @@ def build_server(service: DocsService):
         the budget measured; the SDK's own text rendering would be indented)."""
         try:
             with service.lock:
-                raw = fn(*args, **kwargs)
-                compact = model in (SearchResult, GrepResult) and isinstance(raw.get("text"), str)
-                # a compact reply carries only what is set: each field costs the agent tokens
-                data = model.model_validate(raw).model_dump(mode="json", exclude_none=compact)
-            if compact and not data.get("truncated"):
-                data.pop("truncated", None)
-            data = redact_data(data)  # the one way out of the server: no key in any reply
-            # clients that read `content` get the text itself; structuredContent carries it too
-            text = data["text"] if compact else _dump(data)
+                data, text = reply_parts(model, fn(*args, **kwargs))
             return CallToolResult(content=[TextContent(type="text", text=text)],
                                   structured_content=data)
         except Doc4llmError as exc:
@@ -432,7 +443,7 @@ def build_server(service: DocsService):
         detail: bool = False,  # the full contract
         follow_up: bool = True,  # false: not a follow-up of the previous query
         offset: Annotated[int, Field(ge=0, le=100)] = 0,
-        max_tokens: Budget = DEFAULT_SEARCH_TOKENS,
+        max_tokens: Budget = SEARCH_TEXT_TOKENS,
     ) -> Annotated[CallToolResult, SearchResult]:
         """Sections that answer a query (source, heading path, lines, best lines),
         confidence 0-100; abstained: docs do not answer."""

@@ -40,6 +40,7 @@ from doc4llm.search.analyze import QueryAnalysis
 from doc4llm.search.calibration import ABSTAIN_BELOW, BIAS, COEFFICIENTS
 from doc4llm.search.features import term_pattern
 from doc4llm.search.fusion import Candidate
+from doc4llm.search.subject import SUBJECT_CAP, other_subject
 
 HIGH_AT, MEDIUM_AT = 0.8, 0.5
 ABSENT_TERM_CAP = 10
@@ -420,6 +421,10 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
         # the query is the name of a page (`npm ci` -> page `npm-ci`) and result 1 opens it:
         # the model's features (coverage, BM25 margin) say little about a two-word name
         conf = max(conf, NAMED_PAGE_CONFIDENCE)
+    sibling = other_subject(qa, ranked, rows) if not named_page else None
+    if sibling:  # result 1 names another subject than a close result does (subject.py)
+        conf = min(conf, SUBJECT_CAP)
+        report["other_subject"] = {"rank": sibling[0], "why": sibling[1]}
     conf_i = int(round(max(0.0, min(100.0, conf))))
     hard = report["strong_absent"] or report["absent_names"] or report["off_domain"] or report["single_anchor"]
     evidence = conf_i < ABSTAIN_BELOW and not hard and report["top_holds_key_terms"]
@@ -447,6 +452,8 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
         why = "the best matches are weak and miss part of the question"
     elif evidence:
         why = "weak match, but the best section holds every key term of the question; check its lines"
+    elif sibling and conf_i <= SUBJECT_CAP:
+        why = sibling[1]
     elif named_page:
         why = "the query is the name of this page"
     elif conf_i >= 75:

@@ -56,18 +56,19 @@ def _short(text: str, limit: int = 32) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
-def _header(result: dict, show_set: bool) -> list[str]:
+def _header(result: dict, show_set: bool, numbers: bool = True) -> list[str]:
+    """`numbers=False`: without the confidence figure (the MCP reply carries it as a field)."""
     conf = result["confidence"]
     sets = result.get("sets") or []
     scope = f" · {sets[0]}" if len(sets) == 1 and not show_set else ""
     if result["abstained"]:
-        out = [f"no section clearly answers this (confidence {conf}/100): "
+        out = ["no section clearly answers this" + (f" (confidence {conf}/100)" if numbers else "") + ": "
                f"{result.get('confidence_explanation', '')}{scope}"]
         out += _absent_lines(result)
         if result["results"]:
             out.append("closest sections (weak; check before using):")
         return out
-    out = [f"confidence {conf}/100: {result.get('confidence_explanation', '')}{scope}"]
+    out = [(f"confidence {conf}/100: " if numbers else "") + f"{result.get('confidence_explanation', '')}{scope}"]
     if result.get("phrasings") and len(result["phrasings"]) > 1:
         out[0] += f" · {len(result['phrasings'])} phrasings"
     return out + _absent_lines(result)
@@ -103,17 +104,17 @@ def _fit(lines: list[str], budget: int, first: bool = True) -> list[str]:
 
 def _read_hint(r: dict, docs_dir: str | None, reader: str) -> str:
     if reader == "mcp":  # the MCP tool call that reads the same lines
-        return f"read: read_section(page={_where(r)!r}, sets={r['doc_set']!r}, lines=[{r['lines'][0]}, {r['lines'][1]}])"
+        return f"read_section page={_where(r)!r} sets={r['doc_set']!r} lines=[{r['lines'][0]}, {r['lines'][1]}]"
     return "read: " + read_command(_where(r), r["doc_set"], *r["lines"], docs_dir)
 
 
 def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, docs_dir: str | None = None,
-                reader: str = "cli") -> str:
+                reader: str = "cli", numbers: bool = True) -> str:
     """`docs_dir`: the --docs-dir the user passed, repeated in the read command so that it
     runs as printed. `reader="mcp"`: the read hint is the `read_section` call (the MCP
     server sends this text as its reply)."""
     show_set = len(result.get("sets") or []) != 1
-    out = _header(result, show_set)
+    out = _header(result, show_set, numbers)
     if result.get("query_enriched"):
         out.append(f"follow-up: searched {result['query_enriched']!r}")
     results = result["results"][:ABSTAINED_SHOWN] if result["abstained"] else result["results"]
