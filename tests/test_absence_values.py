@@ -146,3 +146,20 @@ def test_a_flag_is_absent_unless_written_as_a_flag(zed):
     assert "--lowest" in _missing(r)  # the docs say "lowest" and `--resolution lowest`, never `--lowest`
     r = zed.search("zed install --resolution", k=3)
     assert "--resolution" not in _missing(r)
+
+
+def test_a_long_section_points_into_its_matching_entry():
+    """A glossary or an option table of one section: the entry that matched, with its own
+    line range (a definition's term joined to it; a table's row)."""
+    from doc4llm.search.results import entry_of
+
+    text = "## Glossary\n\nIntro.\n\n" + "".join(
+        f"term{i}\n\n:   What term {i} means.\n    More about it.\n\n" for i in range(60))
+    text += "| name | default |\n|---|---|\n" + "".join(f"| OPT_{i} | {i} |\n" for i in range(30))
+    lines = text.split("\n")
+    at = next(i for i, ln in enumerate(lines) if "term 17 " in ln) + 100
+    a, b = entry_of(text, 100, at)
+    assert lines[a - 100] == "term17" and b == at + 1
+    row = next(i for i, ln in enumerate(lines) if ln.startswith("| OPT_12 ")) + 100
+    assert entry_of(text, 100, row) == (row, row)
+    assert entry_of("one\ntwo", 5, 5) is None  # the whole section: nothing smaller to read

@@ -239,8 +239,15 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
         if window and c.sid not in chunks:
             res["context_lines"] = context_lines(searcher.conn, row, window)
         results.append(res)
+    twins = None
     if results and not verdict.abstain:
         results[0]["nearby"] = nearby_sections(searcher.docs_dir, results[0])
+        from doc4llm.search.twins import canonical_choice
+
+        kept = {(r["doc_set"], r["page"], r["lines"][0]) for r in results[:3]}
+        twin_rows = [row for (_, row), _ in ordered if (row["set_name"], row["page"], row["start"]) in kept]
+        if len(twin_rows) == len(results[:3]):
+            twins = canonical_choice(qa.query_type, results[:3], twin_rows)
     abstained = verdict.abstain
     guidance = None
     from doc4llm.search.gaps import absent_topics
@@ -271,6 +278,7 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
         "analysis": {"terms": qa.terms, "keywords": qa.keywords, "domain_sets": qa.domain_sets,
                      "intent": qa.intent},
         "coverage": verdict.coverage,
+        "twins": twins,
         "sets": sets,
         "trace": trace,
     }

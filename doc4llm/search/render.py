@@ -39,6 +39,9 @@ def _result_block(r: dict, n_lines: int, show_set: bool) -> str:
     out = [head]
     for ln in (r.get("best_lines") or [])[:n_lines]:
         out.append(f"   {ln['line']}: {ln['text']}")
+    entry = r.get("entry")
+    if entry and n_lines:  # a long section: the entry that matched, to read instead of all of it
+        out.append(f"   entry: {entry['lines'][0]}-{entry['lines'][1]} ~{entry['tokens']}t (the section is ~{r['tokens']}t)")
     near = r.get("nearby") or []
     if near and n_lines and r["rank"] == 1:
         label = "subsections" if all(x.get("child") for x in near) else "next to it"
@@ -71,6 +74,10 @@ def _header(result: dict, show_set: bool, numbers: bool = True) -> list[str]:
     out = [(f"confidence {conf}/100: " if numbers else "") + f"{result.get('confidence_explanation', '')}{scope}"]
     if result.get("phrasings") and len(result["phrasings"]) > 1:
         out[0] += f" · {len(result['phrasings'])} phrasings"
+    twins = result.get("twins")
+    if twins:  # one line instead of a second read to choose between near-twins
+        pairs = ", ".join(f"{r} ({k or 'page'})" for r, k in zip(twins["ranks"], twins["kinds"], strict=True))
+        out.append(f"same answer in {pairs}: read {twins['read']}, {twins['why']}")
     return out + _absent_lines(result)
 
 
@@ -103,9 +110,10 @@ def _fit(lines: list[str], budget: int, first: bool = True) -> list[str]:
 
 
 def _read_hint(r: dict, docs_dir: str | None, reader: str) -> str:
+    a, b = (r.get("entry") or r)["lines"]  # a long section's matching entry, else the section
     if reader == "mcp":  # the MCP tool call that reads the same lines
-        return f"read_section page={_where(r)!r} sets={r['doc_set']!r} lines=[{r['lines'][0]}, {r['lines'][1]}]"
-    return "read: " + read_command(_where(r), r["doc_set"], *r["lines"], docs_dir)
+        return f"read_section page={_where(r)!r} sets={r['doc_set']!r} lines=[{a}, {b}]"
+    return "read: " + read_command(_where(r), r["doc_set"], a, b, docs_dir)
 
 
 def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, docs_dir: str | None = None,
