@@ -163,3 +163,41 @@ def test_a_long_section_points_into_its_matching_entry():
     row = next(i for i, ln in enumerate(lines) if ln.startswith("| OPT_12 ")) + 100
     assert entry_of(text, 100, row) == (row, row)
     assert entry_of("one\ntwo", 5, 5) is None  # the whole section: nothing smaller to read
+
+
+def test_near_twins_name_the_canonical_page_for_the_question_type():
+    from doc4llm.search.twins import canonical_choice, page_kind
+
+    body = "set the retry count with retries option default three attempts backoff none"
+    results = [{"source": "reference/config.md", "page": "config", "heading_path": ["Config", "retries"]},
+               {"source": "guides/retrying.md", "page": "retrying", "heading_path": ["Retrying", "Set it up"]},
+               {"source": "concepts/sync.md", "page": "sync", "heading_path": ["Sync"]}]
+    rows = [{"tok_body": body}, {"tok_body": body + " step one"}, {"tok_body": "entirely different words here"}]
+    assert [page_kind(r) for r in results] == ["reference", "how-to", "concept"]
+    howto = canonical_choice("howto", results, rows)
+    assert howto["ranks"] == [1, 2] and howto["read"] == 2
+    assert canonical_choice("api_reference", results, rows)["read"] == 1
+    assert canonical_choice("general", results, rows) is None  # no canonical kind for it
+    rows[1] = {"tok_body": "nothing in common at all"}
+    assert canonical_choice("howto", results, rows) is None  # not twins
+
+
+def test_result_1_on_another_subject_or_a_legacy_api():
+    from doc4llm.search.analyze import analyze
+    from doc4llm.search.fusion import Candidate
+    from doc4llm.search.subject import other_subject
+
+    ranked = [Candidate(1), Candidate(2), Candidate(3)]
+    for c, score in zip(ranked, (3.0, 2.9, 2.8), strict=True):
+        c.score = score
+    rows = {1: {"heading_path": ["Message Sending Retry", "Retry Policy"], "text": "Publish retries."},
+            2: {"heading_path": ["Routing", "Queues"], "text": "Queues."},
+            3: {"heading_path": ["Tasks", "Retrying a task"], "text": "Task retries."}}
+    got = other_subject(analyze("how do I retry a failed task"), ranked, rows)
+    assert got and got[0] == 3
+    rows[3]["heading_path"] = ["Tasks", "Scheduling"]
+    assert other_subject(analyze("how do I retry a failed task"), ranked, rows) is None
+    rows[1] = {"heading_path": ["orm", "declarative_base"], "text": "**Deprecated:** use `DeclarativeBase`."}
+    rows[2] = {"heading_path": ["orm", "DeclarativeBase"], "text": "The base class."}
+    assert other_subject(analyze("declarative base class for my models"), ranked, rows)[0] == 2
+    assert other_subject(analyze("the legacy declarative base"), ranked, rows) is None  # asked about it
