@@ -172,7 +172,7 @@ def analyze(query: str, sets: list[tuple[str, dict | None]] | None = None,
     from doc4llm.search.values import user_values
 
     return QueryAnalysis(
-        values=user_values(query),
+        values=user_values(query, error=qtype == "error"),
         raw=query,
         query_type=qtype,
         terms=terms,

@@ -96,9 +96,10 @@ def _capitalised(tok: str, index: int) -> bool:
     return index > 0 and tok[:1].isupper() and not tok.isupper() and tok.isalnum()
 
 
-def user_values(raw: str) -> list[str]:
+def user_values(raw: str, error: bool = False) -> list[str]:
     """The question's own values, as written (see the module docstring); empty when the
-    question is nothing but names."""
+    question is nothing but names. `error`: an error question, whose quoted text is what a
+    program printed (the subject, not an example the user made up)."""
     found: list[str] = []
 
     def add(v: str) -> None:
@@ -111,7 +112,7 @@ def user_values(raw: str) -> list[str]:
             add(tok.strip("`").strip(_EDGE).rstrip(".,;:!?)"))
     for m in _PLACEHOLDER.finditer(raw):
         add(m.group(0))
-    for m in _QUOTED.finditer(raw):
+    for m in _QUOTED.finditer(raw) if not error else ():
         if m.group(1) != "'" or " " in m.group(2) or not raw[max(0, m.start() - 1):m.start()].isalpha():
             add(m.group(2))
     toks = [m.group(0) for m in _TOKEN.finditer(raw)]
