@@ -201,3 +201,11 @@ def test_result_1_on_another_subject_or_a_legacy_api():
     rows[2] = {"heading_path": ["orm", "DeclarativeBase"], "text": "The base class."}
     assert other_subject(analyze("declarative base class for my models"), ranked, rows)[0] == 2
     assert other_subject(analyze("the legacy declarative base"), ranked, rows) is None  # asked about it
+
+
+def test_an_error_questions_quoted_text_is_the_subject_not_a_value():
+    from doc4llm.search.analyze import analyze
+
+    q = "claude crashes with 'Illegal instruction (core dumped)' on startup"
+    assert analyze(q).query_type == "error" and analyze(q).values == []
+    assert "hello world" in user_values('print "hello world" from my script')
