@@ -89,10 +89,20 @@ def _unpack(archive: Path, dest: Path) -> None:
         tar.extractall(dest, filter="data")
 
 
+SHARED_DIR = REPO.parent / "shared"  # --shared: where `../shared` is (a worktree sits deeper)
+
+
+def in_repo(spec: str) -> Path:
+    """A path from the repo root, `../shared/...` read from SHARED_DIR."""
+    if spec.startswith("../shared/"):
+        return SHARED_DIR / spec.removeprefix("../shared/")
+    return REPO / spec
+
+
 def fetch(src: Source, work: Path) -> Path:
     """The folder to import for `src`, fetched into work/src on first use."""
     if src.kind == "repo":
-        path = (REPO / src.spec).resolve()
+        path = in_repo(src.spec).resolve()
         if not path.exists():
             raise Skip(f"{src.spec} not found (the dev benchmarks live in ../shared)")
         return path
@@ -149,7 +159,7 @@ def prepare(name: str, entry: Entry, work: Path) -> Path:
 
 
 def evaluate(name: str, entry: Entry, docs: Path, mode: str, compare: bool) -> tuple[dict, bool]:
-    cmd = ["doc4llm", "eval", str(REPO / entry.queries), "--docs-dir", str(docs), "--json"]
+    cmd = ["doc4llm", "eval", str(in_repo(entry.queries)), "--docs-dir", str(docs), "--json"]
     if mode == "lex":
         cmd += ["--embedder", "none"]
     base = BENCH / "baselines" / f"{name}_{mode}.json"
@@ -171,7 +181,11 @@ def main() -> int:
     ap.add_argument("--only", nargs="*", choices=sorted(ENTRIES), help="these entries only")
     ap.add_argument("--lex-only", action="store_true", help="skip the runs with vectors")
     ap.add_argument("--no-compare", action="store_true", help="report only, never fail")
+    ap.add_argument("--shared", type=Path, help="the shared folder (default: ../shared from the repo)")
     args = ap.parse_args()
+    if args.shared:
+        global SHARED_DIR
+        SHARED_DIR = args.shared.resolve()
     if shutil.which("doc4llm") is None:
         sys.exit("doc4llm is not on PATH: pip install -e . first")
     args.work.mkdir(parents=True, exist_ok=True)

@@ -25,12 +25,14 @@ TOOLS = {"search_docs", "grep_docs", "read_section", "get_toc", "list_doc_sets",
 ABSENT = "what is the capital of france"
 CALLS: dict[str, tuple[str, dict]] = {
     "search": ("search_docs", {"query": "how do I add a hook", "k": 3}),
-    "follow_up": ("search_docs", {"query": "and its timeout?", "k": 2}),
-    "no_follow": ("search_docs", {"query": "and its timeout?", "k": 2, "follow_up": False}),
+    "follow_up": ("search_docs", {"query": "and its timeout?", "k": 2, "detail": True}),
+    "no_follow": ("search_docs", {"query": "and its timeout?", "k": 2, "follow_up": False, "detail": True}),
     "search_detail": ("search_docs", {"query": "how do I add a hook", "k": 1, "detail": True}),
-    "search_set": ("search_docs", {"query": "custom provider", "sets": ["OpenCode*"], "k": 2}),
-    "search_set_str": ("search_docs", {"query": "custom provider", "sets": "OpenCode_Docs", "k": 2}),
-    "search_absent": ("search_docs", {"query": ABSENT}),
+    "search_set": ("search_docs", {"query": "custom provider", "sets": ["OpenCode*"], "k": 2, "detail": True}),
+    "search_set_str": ("search_docs", {"query": "custom provider", "sets": "OpenCode_Docs", "k": 2,
+                                       "detail": True}),
+    "search_absent": ("search_docs", {"query": ABSENT, "detail": True}),
+    "search_absent_text": ("search_docs", {"query": ABSENT, "follow_up": False}),
     "read_lines": ("read_section", {"page": "Agent Skills", "sets": "Claude_Code_Docs@latest",
                                     "lines": "149:167"}),
     "read_section": ("read_section", {"page": "Agent Skills", "sets": "Claude_Code_Docs@latest",
@@ -81,6 +83,8 @@ CALLS: dict[str, tuple[str, dict]] = {
     "phrasings": ("search_docs", {"query": "stop a tool call before it runs", "phrasings": ["PreToolUse"]}),
     "err_phrasing": ("search_docs", {"query": "hooks", "phrasings": [""]}),
     "grep": ("grep_docs", {"pattern": "PreToolUse", "fixed": True, "sets": "Claude_Code_Docs@latest"}),
+    "grep_detail": ("grep_docs", {"pattern": "PreToolUse", "fixed": True, "sets": "Claude_Code_Docs@latest",
+                                  "detail": True}),
     "err_grep": ("grep_docs", {"pattern": "(a"}),
 }
 
@@ -132,11 +136,19 @@ def session(docs: Path) -> dict:
 
 
 def ok(session: dict, key: str) -> dict:
-    """The structured result; the text block carries the same object as compact JSON."""
+    """The structured result; the text block carries its text (a compact search or grep)
+    or the same object as compact JSON."""
     is_error, text = session["calls"][key]
     assert not is_error, text
     data = session["structured"][key]
-    assert isinstance(data, dict) and json.loads(text) == data
+    assert isinstance(data, dict)
+    compact = "text" in data and ("abstained" in data and "results" not in data
+                                  or set(data) <= {"text", "truncated", "continuation"})
+    if compact:  # the same text; content also has the confidence figure the fields carry
+        head, _, rest = data["text"].partition("\n")
+        assert text.endswith(head.rpartition(": ")[2] + ("\n" + rest if rest else ""))
+    else:
+        assert json.loads(text) == data
     return data
 
 
@@ -157,27 +169,38 @@ def test_lists_the_eight_read_only_tools(session: dict) -> None:
     assert search["properties"]["k"]["maximum"] == 20
 
 
-def test_search_docs_default_is_compact(session: dict) -> None:
+def test_search_docs_default_is_compact(session: dict, docs: Path) -> None:
+    """The text `doc4llm search` prints, and the two fields a program acts on: Claude Code
+    shows the model JSON.stringify(structuredContent), which must cost no more than 1.1x
+    the CLI's text for the same query (issue 34)."""
     res = ok(session, "search")
+    assert set(res) == {"text", "confidence", "abstained"}
     assert res["confidence"] >= 50 and res["abstained"] is False
-    top = res["results"][0]
-    assert set(top) == {"rank", "doc_set", "page", "source", "heading_path", "lines", "tokens", "relevance",
-                        "best_lines", "url", "content_path"}
-    assert top["best_lines"] and all(top["lines"][0] <= x["line"] <= top["lines"][1] for x in top["best_lines"])
-    assert Path(top["content_path"]).is_file() and Path(top["content_path"]).is_absolute()
-    assert "hooks" in top["page"].lower()
-    assert len(res["results"]) == 3
-    # three results with their best lines (3, 1, 1) in place of a 160-character snippet each
-    assert len(session["calls"]["search"][1]) < 2200
+    lines = res["text"].split("\n")
+    assert session["calls"]["search"][1].startswith(f"confidence {res['confidence']}/100: {lines[0]}")
+    assert [ln[:3] for ln in lines if ln[:1].isdigit()] == ["1. ", "2. ", "3. "]
+    assert "hooks" in next(ln for ln in lines if ln.startswith("1. ")).lower()
+    cli = run_cli("search", "how do I add a hook", "--docs-dir", str(docs), env={"DOC4LLM_EMBEDDER": "none"})
+    assert cli.returncode == 0
+    shown = json.dumps(res, ensure_ascii=False, separators=(",", ":"))
+    assert len(shown) <= 1.1 * len(cli.stdout.rstrip("\n")), (len(shown), len(cli.stdout))
+    # the same results as the CLI, the read hint as the MCP call that reads the lines
+    assert [ln for ln in lines if ln[:1].isdigit()] == [ln for ln in cli.stdout.split("\n") if ln[:1].isdigit()]
+    absent = ok(session, "search_absent_text")
+    assert absent["abstained"] is True and absent["text"].startswith("no section clearly answers this: ")
 
 
 def test_search_docs_takes_phrasings_and_grep_docs_groups_by_section(session: dict) -> None:
     res = ok(session, "phrasings")
-    assert res["results"] and res["results"][0]["heading_path"][-1].startswith("PreToolUse")
+    first = next(ln for ln in res["text"].split("\n") if ln.startswith("1. "))
+    assert "> PreToolUse" in first
     assert "phrasing" in error(session, "err_phrasing")
-    grep = ok(session, "grep")
-    assert grep["total_sections"] >= len(grep["matches"]) >= 1
-    assert all("PreToolUse" in x["text"] for m in grep["matches"] for x in m["match_lines"])
+    grep = ok(session, "grep")  # the text `doc4llm grep` prints; its first line has the totals
+    assert set(grep) == {"text"} and " in " in grep["text"].split("\n")[0]
+    assert grep["text"].count("PreToolUse") >= 2
+    detail = ok(session, "grep_detail")
+    assert detail["total_sections"] >= len(detail["matches"]) >= 1
+    assert all("PreToolUse" in x["text"] for m in detail["matches"] for x in m["match_lines"])
     assert "invalid pattern" in error(session, "err_grep")
 
 
@@ -192,7 +215,7 @@ def test_follow_up_uses_the_conversation(session: dict) -> None:
     res = ok(session, "follow_up")
     assert "hook" in res["searched_as"]
     assert any("hook" in r["page"].lower() for r in res["results"])
-    assert ok(session, "no_follow")["searched_as"] is None
+    assert ok(session, "no_follow").get("searched_as") is None
 
 
 def test_search_in_a_set_and_abstention(session: dict, docs: Path) -> None:
@@ -299,7 +322,7 @@ def test_stdout_carries_only_json_rpc(docs: Path) -> None:
     assert all(r["jsonrpc"] == "2.0" for r in replies)
     result = next(r for r in replies if r.get("id") == 2)["result"]
     assert not result.get("isError")
-    assert "plugin" in json.loads(result["content"][0]["text"])["results"][0]["page"].lower()
+    assert "plugin" in result["content"][0]["text"].split("\n")[1].lower()  # result 1, as the CLI prints it
 
 
 def _free_port() -> int:
@@ -372,10 +395,8 @@ def test_every_budgeted_response_fits_its_budget(session: dict) -> None:
             is_error, text = session["calls"][key]
             assert not is_error, text
             assert len(text) / 4 <= args["max_tokens"], (key, len(text) / 4)
-    capped = ok(session, "search_capped")
-    assert capped["truncated"] is True and capped["results"]
-    cont = capped["continuation"]["arguments"]
-    assert cont["offset"] == len(capped["results"]) and cont["k"] == 10 - len(capped["results"])
+    capped = ok(session, "search_capped")  # the text within the budget; cut, it says so
+    assert capped["text"].split("\n")[1].startswith("1. ") and ("truncated" not in capped or capped["continuation"])
 
 
 def test_get_toc_continuations_cover_the_page(session: dict) -> None:
@@ -385,24 +406,6 @@ def test_get_toc_continuations_cover_the_page(session: dict) -> None:
     addresses = [s["address"] for p in pages for s in p["sections"]]
     assert len(addresses) == len(set(addresses)) == pages[0]["total_sections"]
     assert [p["offset"] for p in pages] == sorted({p["offset"] for p in pages})
-
-
-def test_compact_view_names_the_pages_a_repeated_entry_is_also_on() -> None:
-    """The token-frugal view keeps `also_in` as page names only."""
-    from doc4llm.mcp_server import compact_result
-
-    hit = {"rank": 1, "doc_set": "npm@11", "page": "Config", "heading_path": ["Config", "save-exact"],
-           "lines": [1690, 1696], "tokens": 46, "relevance": "high", "snippet": "exact version",
-           "url": None, "content_path": "md_docs/npm@11/Config/docContent.md",
-           "also_in": [{"doc_set": "npm@11", "page": "npm-link", "heading_path": ["npm-link", "save-exact"],
-                        "source": "commands/npm-link.md", "lines": [108, 114]},
-                       {"doc_set": "npm@11", "page": "npm-install", "heading_path": ["npm-install", "save-exact"],
-                        "source": "commands/npm-install.md", "lines": [380, 386]}]}
-    out = compact_result({"query": "save-exact", "confidence": 80, "abstained": False, "results": [hit]})
-    assert out["results"][0]["also_in"] == ["npm-link", "npm-install"]
-    plain = dict(hit, also_in=[])
-    assert "also_in" not in compact_result({"query": "q", "confidence": 80, "abstained": False,
-                                            "results": [plain]})["results"][0]
 
 
 RAW_PYDANTIC = ("validation error for", "errors.pydantic.dev", "input_type=", "[type=")
@@ -513,7 +516,7 @@ def test_tools_list_fits_in_8000_bytes_on_the_wire(raw: tuple[list[dict], str]) 
 def test_starting_the_server_loads_no_search_engine(docs: Path) -> None:
     """`initialize` waits only for the SDK: the engine, numpy and the embedder load at the
     first call (counted as modules loaded, not timed)."""
-    code = ("import sys, doc4llm.mcp_server as m; m.build_server(m.DocsService(sys.argv[1])); "
+    code = ("import sys, doc4llm.mcp.server as m; m.build_server(m.DocsService(sys.argv[1])); "
             "print(' '.join(sorted(n for n in sys.modules if n.split('.')[0] in "
             "('numpy', 'onnxruntime', 'tokenizers') or n.startswith(('doc4llm.search', 'doc4llm.index')))))")
     out = subprocess.run([sys.executable, "-c", code, str(docs)], capture_output=True, text=True,

@@ -100,7 +100,7 @@ def test_server_starts_the_way_the_manifest_says(tmp_path: Path) -> None:
             async with stdio_client(params, errlog=errlog) as streams, ClientSession(*streams) as s:
                 await s.initialize()
                 names = [t.name for t in (await s.list_tools()).tools]
-                result = await s.call_tool("search_docs", {"query": "plugin manifest schema", "k": 2})
+                result = await s.call_tool("search_docs", {"query": "plugin manifest schema", "k": 2, "detail": True})
                 return names, result.structured_content
 
     names, found = anyio.run(session)

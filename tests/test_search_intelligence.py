@@ -120,7 +120,7 @@ def test_abstention_through_the_cli_text_and_json(mdmem):
     proc = run_cli("search", "--docs-dir", mdmem, "HELIOS_REPLICATION_FACTOR", env=NO_EMBED)
     assert proc.returncode == 0
     assert proc.stdout.startswith("no section clearly answers this") and "web search: " in proc.stdout
-    assert "absent from these docs: HELIOS_REPLICATION_FACTOR" in proc.stdout
+    assert "no section contains: HELIOS_REPLICATION_FACTOR" in proc.stdout
 
 
 def test_abstention_text_stays_within_the_token_budget(mdmem):

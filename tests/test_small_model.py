@@ -413,7 +413,7 @@ def test_percent_encoded_and_base64_spellings_are_masked(monkeypatch):
 
 
 def test_mcp_tools_keep_the_sections_when_the_model_fails(tmp_path, monkeypatch):
-    from doc4llm.mcp_server import DocsService
+    from doc4llm.mcp.server import DocsService
 
     docs = make_docs(tmp_path)
     llm = FakeOpenAI()

@@ -27,7 +27,7 @@ def serve_cmd(docs_dir: str | None, embedder: str | None, http: bool, host: str,
     """Run the MCP server (stdio by default): search_docs, read_section, get_toc,
     list_doc_sets, ask_docs, explain_error, get_working_example. Read-only; the index
     stays loaded between calls. stdout carries only JSON-RPC; logs go to stderr."""
-    from doc4llm.mcp_server import serve
+    from doc4llm.mcp.server import serve
 
     serve(docs_dir, embedder=embedder, http=http, host=host, port=port)
 

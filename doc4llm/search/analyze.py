@@ -43,6 +43,7 @@ class QueryAnalysis:
     domain_words: list[str] = field(default_factory=list)
     intent: str = ""
     identifier_only: bool = False
+    values: list[str] = field(default_factory=list)  # the user's own values (values.py)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -168,7 +169,10 @@ def analyze(query: str, sets: list[tuple[str, dict | None]] | None = None,
     stems = list(dict.fromkeys(tokens(query)))
     identifier_only = bool(terms) and all(
         k in " ".join(terms).lower() or stem(k) in stems for k in content_keywords) and len(query.split()) <= 3
+    from doc4llm.search.values import user_values
+
     return QueryAnalysis(
+        values=user_values(query, error=qtype == "error"),
         raw=query,
         query_type=qtype,
         terms=terms,

@@ -30,10 +30,17 @@ import re
 from dataclasses import dataclass, field
 
 from doc4llm.index.tokenize import fold_identifier, is_strong_identifier, stem, tokens
+from doc4llm.search.absence import (
+    documented_variant,
+    is_own_value,
+    possessed_word,
+    verbatim_present,
+)
 from doc4llm.search.analyze import QueryAnalysis
 from doc4llm.search.calibration import ABSTAIN_BELOW, BIAS, COEFFICIENTS
 from doc4llm.search.features import term_pattern
 from doc4llm.search.fusion import Candidate
+from doc4llm.search.subject import SUBJECT_CAP, other_subject
 
 HIGH_AT, MEDIUM_AT = 0.8, 0.5
 ABSENT_TERM_CAP = 10
@@ -95,30 +102,49 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
     w_all = w_first = w_top3 = w_absent = 0.0
     symbol_hit = "symbol" in top.parts  # the term names a function/class in the top code
     exact_first = 0
-    n_words = len(qa.terms)
     matched_first = 0
+    products = {w.casefold() for w in qa.domain_words}
+    own: list[str] = []  # the user's own values the docs cannot hold: not counted at all
+    variants: dict[str, str] = {}  # absent word -> the documented spelling used instead
     for term in qa.terms:
         w = math.log(1 + n)  # a named term weighs like a rare word
-        w_all += w
         if symbol_hit or term_pattern(term).search(first):
+            w_all += w
             w_first += w
             w_top3 += w
             exact_first += 1
             covered.append(term)
         elif term_pattern(term).search(top3):
+            w_all += w
             w_top3 += w
             covered.append(term)
-        else:
+        elif _term_absent(conn, term, sets, products):
+            if not qa.identifier_only and is_own_value(conn, term, qa.values, sets, products):
+                own.append(term)
+                continue
+            w_all += w
             uncovered.append(term)
-            if _term_absent(conn, term, sets, {w.casefold() for w in qa.domain_words}):
-                nowhere.append(term)
-                w_absent += w
+            if (form := documented_variant(conn, term, sets)) is not None:
+                variants[term] = form  # `try/except`, `lower-case`: written otherwise
+                continue
+            nowhere.append(term)
+            w_absent += w
+        else:
+            w_all += w
+            uncovered.append(term)
+    n_words = len([t for t in qa.terms if t not in own])
     term_words = " ".join(qa.terms).lower()
     for kw in qa.keywords:
         if kw in term_words:
             continue
         s = _index_form(kw, qa.raw)
         df = _df(conn, s, sets)
+        if df == 0 and (is_own_value(conn, kw, qa.values, sets, products) or possessed_word(kw, qa.raw)):
+            own.append(kw)
+            continue
+        if df == 0 and (form := documented_variant(conn, kw, sets)) is not None:
+            variants[kw] = form  # behaviour / behavior, customise / customize
+            s, df = form, _df(conn, form, sets)
         w = math.log(1 + n / (1 + df))
         if df == 0:
             w = math.log(1 + n)
@@ -140,7 +166,8 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
     pool = [c.score for c in ranked if c.feats] or [top.score]
     peak = max(pool)
     p_top = math.exp(top.score - peak) / sum(math.exp(x - peak) for x in pool)
-    key_missing = _key_term_missing(qa, first_toks, first, conn, sets, n)
+    skip = set(own)
+    key_missing = _key_term_missing(qa, first_toks, first, conn, sets, n, skip, variants)
     feats = {
         "top_score": top.raw.get("fused", top.score),
         "p_top": p_top,
@@ -159,40 +186,48 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
         "_matched_top1": float(matched_first + exact_first),
         "agree": float(len({f for f in top.found_by if f != "exact"})),
     }
-    specific = _most_specific(qa, conn, sets, n) if key_missing else []
+    specific = _most_specific(qa, conn, sets, n, skip, variants) if key_missing else []
     key_absent = any(k in nowhere and not _everyday(k, qa) for k in specific)
     single_anchor = (n >= ANCHOR_MIN_SECTIONS and n_words >= 3 and matched_first + exact_first <= 1
                      and key_absent)
     absent_names = [w for w in nowhere if w in specific and names_something(w, qa)
                     and _letters_absent(w, conn, sets)] if qa.query_type != "error" else []
     report = {"covered": covered, "uncovered": uncovered, "absent_from_docs": nowhere,
-              "top_holds_key_terms": _holds_key_terms(qa, first, first_toks),
+              "top_holds_key_terms": _holds_key_terms(qa, first, first_toks, skip, variants),
+              "own_values": own, "variants": sorted(variants),
               "single_anchor": single_anchor, "absent_names": absent_names,
               "strong_absent": [t for t in nowhere if t in qa.terms and is_strong_identifier(t)
                                 and not _PATHLIKE.match(t)] if _names_only(qa) else []}
     return feats, report
 
 
-def key_terms(qa: QueryAnalysis) -> list[str]:
+def key_terms(qa: QueryAnalysis, skip: set[str] = frozenset()) -> list[str]:
     """What a section must hold to be about the question: its named terms and its content
-    words outside everyday English and outside the doc sets' own names."""
+    words outside everyday English and outside the doc sets' own names (and never the
+    user's own values, `skip`: no section can hold them)."""
     from doc4llm.search.english import is_common_word
 
     domain = {w.casefold() for w in qa.domain_words}
     named = " ".join(qa.terms).lower()
-    return list(qa.terms) + [k for k in qa.keywords
-                             if k not in named and k.casefold() not in domain and not is_common_word(k)]
+    return [t for t in qa.terms if t not in skip] + [
+        k for k in qa.keywords
+        if k not in named and k.casefold() not in domain and not is_common_word(k) and k not in skip]
 
 
-def _holds_key_terms(qa: QueryAnalysis, first: str, first_toks: set[str]) -> bool:
+def _holds_key_terms(qa: QueryAnalysis, first: str, first_toks: set[str], skip: set[str] = frozenset(),
+                     forms: dict[str, str] | None = None) -> bool:
     """The top section's heading path or text holds every key term of the question. An
     agent reading it then sees the evidence itself: calling it "not found" contradicted
     right first results (issue 26)."""
-    keys = key_terms(qa)
+    keys = key_terms(qa, skip)
     if not keys:
         return False
+    forms = forms or {}
     for k in keys:
-        if k in qa.terms:
+        if k in forms:
+            if not _holds(first_toks, forms[k]):
+                return False
+        elif k in qa.terms:
             if not term_pattern(k).search(first):
                 return False
         elif not _holds(first_toks, _index_form(k, qa.raw)):
@@ -311,20 +346,32 @@ def _term_absent(conn, term: str, sets: list[str], products: set[str] = frozense
     # ("tool.griff" in "the tool. Griffe ...")
     word = stem(t.lower().strip("-")) if re.fullmatch(r"[\w-]+", t) else ""
     if _df(conn, fold_identifier(t), sets) or (word and _df(conn, word, sets)):
-        return False
+        # a flag is indexed as its bare word: `--outdated` is not the prose "outdated"
+        return t.startswith("-") and not verbatim_present(conn, t, sets)
     last = t.rsplit(".", 1)[-1] if "." in t and "/" not in t else ""
     if last.casefold() in products:
         return True
     return not (len(last) >= 4 and _df(conn, fold_identifier(last), sets))
 
 
-def _most_specific(qa: QueryAnalysis, conn, sets: list[str], n: int) -> list[str]:
+def _most_specific(qa: QueryAnalysis, conn, sets: list[str], n: int, skip: set[str] = frozenset(),
+                   forms: dict[str, str] | None = None) -> list[str]:
     """The query's most specific words (highest IDF over the chosen sets; ties all kept),
-    as written (keywords) or as named (terms)."""
+    as written (keywords) or as named (terms); never the user's own values (`skip`), and a
+    word spelt otherwise in the docs counts in their spelling (`forms`)."""
+    forms = forms or {}
     scored: list[tuple[float, str, str]] = []
     for kw in qa.keywords:
-        scored.append((math.log(1 + n / (1 + _df(conn, _index_form(kw, qa.raw), sets))), "kw", kw))
+        if kw in skip:
+            continue
+        form = forms.get(kw) or _index_form(kw, qa.raw)
+        scored.append((math.log(1 + n / (1 + _df(conn, form, sets))), "kw", kw))
     for term in qa.terms:
+        if term in skip:
+            continue
+        if term in forms:
+            scored.append((math.log(1 + n / (1 + _df(conn, forms[term], sets))), "term", term))
+            continue
         df = min(_df(conn, fold_identifier(term), sets), _df(conn, stem(term.lower().strip("-")), sets) or 10**9)
         scored.append((math.log(1 + n / (1 + df)), "term", term))
     if not scored:
@@ -334,14 +381,17 @@ def _most_specific(qa: QueryAnalysis, conn, sets: list[str], n: int) -> list[str
 
 
 def _key_term_missing(qa: QueryAnalysis, first_toks: set[str], first: str, conn, sets: list[str],
-                      n: int) -> float:
+                      n: int, skip: set[str] = frozenset(), forms: dict[str, str] | None = None) -> float:
     """1.0 when the query's most specific word (highest IDF over the chosen sets) is not in
     the top section: a question about `autovacuum` is not answered by a section that only
     shares `postgresql` with it."""
-    words = _most_specific(qa, conn, sets, n)
+    forms = forms or {}
+    words = _most_specific(qa, conn, sets, n, skip, forms)
     if not words:
         return 0.0
     for w in words:
+        if w in forms and _holds(first_toks, forms[w]):
+            return 0.0
         if w in qa.terms and term_pattern(w).search(first):
             return 0.0
         if w not in qa.terms and _holds(first_toks, _index_form(w, qa.raw)):
@@ -371,6 +421,10 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
         # the query is the name of a page (`npm ci` -> page `npm-ci`) and result 1 opens it:
         # the model's features (coverage, BM25 margin) say little about a two-word name
         conf = max(conf, NAMED_PAGE_CONFIDENCE)
+    sibling = other_subject(qa, ranked, rows) if not named_page else None
+    if sibling:  # result 1 names another subject than a close result does (subject.py)
+        conf = min(conf, SUBJECT_CAP)
+        report["other_subject"] = {"rank": sibling[0], "why": sibling[1]}
     conf_i = int(round(max(0.0, min(100.0, conf))))
     hard = report["strong_absent"] or report["absent_names"] or report["off_domain"] or report["single_anchor"]
     evidence = conf_i < ABSTAIN_BELOW and not hard and report["top_holds_key_terms"]
@@ -398,6 +452,8 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
         why = "the best matches are weak and miss part of the question"
     elif evidence:
         why = "weak match, but the best section holds every key term of the question; check its lines"
+    elif sibling and conf_i <= SUBJECT_CAP:
+        why = sibling[1]
     elif named_page:
         why = "the query is the name of this page"
     elif conf_i >= 75:

@@ -159,10 +159,12 @@ def grep_docs(docs_dir: Path, pattern: str, *, sets: list[str] | None = None, ig
     }
 
 
-def render_grep(result: dict) -> str:
-    """Compact text: one header line per section, then its matching lines with numbers."""
+def render_grep(result: dict, echo_pattern: bool = True) -> str:
+    """Compact text: one header line per section, then its matching lines with numbers.
+    `echo_pattern=False`: a miss does not repeat the pattern (the MCP caller has it)."""
     if not result["matches"]:
-        return f"no match for {result['pattern']!r} in {', '.join(result['sets'])}"
+        what = f" for {result['pattern']!r}" if echo_pattern else ""
+        return f"no match{what} in {', '.join(result['sets'])}"
     n_sec, n_lines = result["total_sections"], result["total_lines"]
     out = [f"{n_lines} matching line{'s' * (n_lines != 1)} in {n_sec} section{'s' * (n_sec != 1)}"
            f" ({result['total_pages']} page{'s' * (result['total_pages'] != 1)})"]

@@ -34,32 +34,12 @@ def site_of(searcher, set_name: str) -> str | None:
     return None
 
 
-def missing_terms(qa: QueryAnalysis, absent: list[str]) -> list[str]:
-    """The words of the question the chosen docs never use, kept only when they name
-    something (a term, a product, a word no dictionary holds): an everyday word the docs
-    phrase otherwise ("job", "app", "couple") says nothing about whether they answer."""
-    from doc4llm.search.confidence import names_something
-
-    return [w for w in absent if w in qa.terms or names_something(w, qa)]
-
-
-def named_missing(qa: QueryAnalysis, cov: dict, any_results: bool) -> list[str]:
-    """What the search reports as "not in these docs": the names the rules found absent,
-    then the question's other absent words that name something (with no result at all,
-    every named word of the question)."""
-    absent = cov.get("absent_from_docs") or ([] if any_results else cov.get("uncovered") or [])
-    return list(dict.fromkeys([*(cov.get("strong_absent") or []), *(cov.get("absent_names") or []),
-                               *missing_terms(qa, absent)]))
-
-
 def build_guidance(searcher, qa: QueryAnalysis, verdict, results: list[dict], sets: list[str]) -> dict:
     focus_sets = qa.domain_sets or ([results[0]["doc_set"]] if results else sets[:1])
     projects = [project_name(s) for s in focus_sets]
     project = projects[0] if projects else ""
     site = site_of(searcher, focus_sets[0]) if focus_sets else None
-    missing = verdict.coverage.get("missing")
-    if missing is None:
-        missing = named_missing(qa, verdict.coverage, bool(results))
+    missing = verdict.coverage.get("missing") or []
     topic = " ".join(qa.terms[:2]) or " ".join(qa.keywords[:5])
     quoted = " ".join(f'"{t}"' for t in qa.terms[:2])
 

@@ -239,15 +239,26 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
         if window and c.sid not in chunks:
             res["context_lines"] = context_lines(searcher.conn, row, window)
         results.append(res)
+    twins = None
     if results and not verdict.abstain:
         results[0]["nearby"] = nearby_sections(searcher.docs_dir, results[0])
+        from doc4llm.search.twins import canonical_choice
+
+        kept = {(r["doc_set"], r["page"], r["lines"][0]) for r in results[:3]}
+        twin_rows = [row for (_, row), _ in ordered if (row["set_name"], row["page"], row["start"]) in kept]
+        if len(twin_rows) == len(results[:3]):
+            twins = canonical_choice(qa.query_type, results[:3], twin_rows)
     abstained = verdict.abstain
     guidance = None
-    from doc4llm.search.guidance import build_guidance, named_missing
+    from doc4llm.search.gaps import absent_topics
+    from doc4llm.search.guidance import build_guidance
 
-    # the names the docs never mention are reported whatever the confidence: an agent told
-    # "not in these docs: flutter" needs no grep to confirm it (agent study, round 3)
-    verdict.coverage["missing"] = named_missing(qa, verdict.coverage, bool(results))
+    # what no section contains is reported whatever the confidence: an agent told
+    # "no section contains: flutter" needs no grep to confirm it (agent study, round 3);
+    # never the user's own values (issue 34)
+    verdict.coverage["missing"] = absent_topics(searcher.conn, qa, verdict.coverage, sets, verdict.confidence,
+                                                verdict.abstain, bool(results),
+                                                [rows[c.sid] for c in ranked[:3] if c.sid in rows])
     if abstained or verdict.confidence < 60:
         guidance = build_guidance(searcher, qa, verdict, results, sets)
     if abstained:
@@ -267,6 +278,7 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
         "analysis": {"terms": qa.terms, "keywords": qa.keywords, "domain_sets": qa.domain_sets,
                      "intent": qa.intent},
         "coverage": verdict.coverage,
+        "twins": twins,
         "sets": sets,
         "trace": trace,
     }

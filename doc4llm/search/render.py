@@ -18,6 +18,9 @@ ABSTAINED_SHOWN = 2  # an abstention still shows its two best candidates
 # the ready `read` command is printed while result 1 may not answer: above this, agents
 # answered from the lines shown and the line was spent tokens (agent study, round 2)
 READ_HINT_BELOW = 60
+# what the absent line says, literally: evidence, not a verdict (it settles a question only
+# when the word is what the question asks about; the user's own values are never listed)
+ABSENT = "no section contains: "
 
 
 def _where(r: dict) -> str:
@@ -36,6 +39,9 @@ def _result_block(r: dict, n_lines: int, show_set: bool) -> str:
     out = [head]
     for ln in (r.get("best_lines") or [])[:n_lines]:
         out.append(f"   {ln['line']}: {ln['text']}")
+    entry = r.get("entry")
+    if entry and n_lines:  # a long section: the entry that matched, to read instead of all of it
+        out.append(f"   entry: {entry['lines'][0]}-{entry['lines'][1]} ~{entry['tokens']}t (the section is ~{r['tokens']}t)")
     near = r.get("nearby") or []
     if near and n_lines and r["rank"] == 1:
         label = "subsections" if all(x.get("child") for x in near) else "next to it"
@@ -53,25 +59,37 @@ def _short(text: str, limit: int = 32) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
-def _header(result: dict, show_set: bool) -> list[str]:
+def _header(result: dict, show_set: bool, numbers: bool = True) -> list[str]:
+    """`numbers=False`: without the confidence figure (the MCP reply carries it as a field)."""
     conf = result["confidence"]
     sets = result.get("sets") or []
     scope = f" · {sets[0]}" if len(sets) == 1 and not show_set else ""
     if result["abstained"]:
-        out = [f"no section clearly answers this (confidence {conf}/100): "
+        out = ["no section clearly answers this" + (f" (confidence {conf}/100)" if numbers else "") + ": "
                f"{result.get('confidence_explanation', '')}{scope}"]
-        g = result.get("guidance") or {}
-        if g.get("missing"):
-            out.append("absent from these docs: " + ", ".join(_short(w) for w in g["missing"][:5]))
+        out += _absent_lines(result)
         if result["results"]:
             out.append("closest sections (weak; check before using):")
         return out
-    out = [f"confidence {conf}/100: {result.get('confidence_explanation', '')}{scope}"]
+    out = [(f"confidence {conf}/100: " if numbers else "") + f"{result.get('confidence_explanation', '')}{scope}"]
     if result.get("phrasings") and len(result["phrasings"]) > 1:
         out[0] += f" · {len(result['phrasings'])} phrasings"
-    missing = (result.get("guidance") or {}).get("missing") or (result.get("coverage") or {}).get("missing")
-    if missing:
-        out.append("not in these docs: " + ", ".join(_short(w) for w in missing[:5]))
+    twins = result.get("twins")
+    if twins:  # one line instead of a second read to choose between near-twins
+        pairs = ", ".join(f"{r} ({k or 'page'})" for r, k in zip(twins["ranks"], twins["kinds"], strict=True))
+        out.append(f"same answer in {pairs}: read {twins['read']}, {twins['why']}")
+    return out + _absent_lines(result)
+
+
+def _absent_lines(result: dict) -> list[str]:
+    """"no section contains: X" (evidence, not a verdict), and for a question that names a
+    doc set, the words that set lacks although another set holds them."""
+    cov = result.get("coverage") or {}
+    missing = (result.get("guidance") or {}).get("missing") or cov.get("missing")
+    out = [ABSENT + ", ".join(_short(w) for w in missing[:5])] if missing else []
+    scoped = cov.get("missing_in_named") or {}
+    if scoped.get("words"):
+        out.append(f"no {'/'.join(scoped['sets'])} section contains: " + ", ".join(_short(w) for w in scoped["words"][:5]))
     return out
 
 
@@ -91,11 +109,20 @@ def _fit(lines: list[str], budget: int, first: bool = True) -> list[str]:
     return kept
 
 
-def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, docs_dir: str | None = None) -> str:
+def _read_hint(r: dict, docs_dir: str | None, reader: str) -> str:
+    a, b = (r.get("entry") or r)["lines"]  # a long section's matching entry, else the section
+    if reader == "mcp":  # the MCP tool call that reads the same lines
+        return f"read_section page={_where(r)!r} sets={r['doc_set']!r} lines=[{a}, {b}]"
+    return "read: " + read_command(_where(r), r["doc_set"], a, b, docs_dir)
+
+
+def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, docs_dir: str | None = None,
+                reader: str = "cli", numbers: bool = True) -> str:
     """`docs_dir`: the --docs-dir the user passed, repeated in the read command so that it
-    runs as printed."""
+    runs as printed. `reader="mcp"`: the read hint is the `read_section` call (the MCP
+    server sends this text as its reply)."""
     show_set = len(result.get("sets") or []) != 1
-    out = _header(result, show_set)
+    out = _header(result, show_set, numbers)
     if result.get("query_enriched"):
         out.append(f"follow-up: searched {result['query_enriched']!r}")
     results = result["results"][:ABSTAINED_SHOWN] if result["abstained"] else result["results"]
@@ -104,11 +131,12 @@ def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, d
     tail = [f"warning: {w}" for w in result.get("warnings", [])]
     if results and not result["abstained"] and result["confidence"] < READ_HINT_BELOW:
         r = results[0]
-        tail.insert(0, "read: " + read_command(_where(r), r["doc_set"], *r["lines"], docs_dir))
+        tail.insert(0, _read_hint(r, docs_dir, reader))
     if result["abstained"]:
         for s in ((result.get("guidance") or {}).get("suggested_searches") or [])[:1]:
             tail.append(f"web search: {s['query']}")
-    more = "(+{n} more; raise --max-tokens or use --json)"
+    more = "(+{n} more; raise max_tokens or pass detail=true)" if reader == "mcp" else \
+        "(+{n} more; raise --max-tokens or use --json)"
     budget = max_tokens - estimate_tokens("\n" + more.format(n=len(results)))
     out, tail = _fit(out, budget), _fit(tail, budget - _cost(out), first=False)
     budget -= _cost(out) + _cost(tail)

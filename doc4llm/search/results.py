@@ -108,10 +108,40 @@ def best_lines(text: str, first_line: int, weights: dict[str, float], terms: lis
             scored.append((score, first_line + i, line, col))
     if not scored:
         chosen = fallback
+        top = fallback[0][0] if fallback else None
     else:
         best = sorted(scored, key=lambda x: (-x[0], x[1]))[:n]
+        top = best[0][1]
         chosen = sorted(((no, line, col) for _, no, line, col in best))
-    return [{"line": no, "text": cut_line(line, col)} for no, line, col in chosen]
+    return [{"line": no, "text": cut_line(line, col), **({"top": True} if no == top and scored else {})}
+            for no, line, col in chosen]
+
+
+LONG_SECTION = 800  # tokens: over this, the best lines point into the matching entry
+ENTRY_MAX_LINES = 60
+
+
+def entry_of(text: str, first_line: int, line_no: int) -> tuple[int, int] | None:
+    """The entry of a long section that holds line `line_no` (absolute): its paragraph,
+    list item, table row or code block (`passages`), with a definition list's term line
+    ("term" then ": definition") and a one-line term's indented or ":" body joined to it.
+    None when the entry is the whole section or longer than ENTRY_MAX_LINES."""
+    ps = passages(blank_html_comments(text), first_line)
+    for i, (a, b, body) in enumerate(ps):
+        if not a <= line_no <= b:
+            continue
+        if body.lstrip().startswith("|") and b - a > 2:
+            return line_no, line_no  # a table: the matching row
+        if body.lstrip().startswith(":") and i > 0 and ps[i - 1][1] >= a - 2:
+            a = ps[i - 1][0]  # the definition's term
+        elif a == b and i + 1 < len(ps) and ps[i + 1][0] <= b + 2 and (
+                ps[i + 1][2].lstrip().startswith(":") or ps[i + 1][2][:1] in (" ", "\t")):
+            b = ps[i + 1][1]  # a term line, then its definition
+        last = first_line + text.count("\n")
+        if (a, b) == (first_line, last) or b - a + 1 > ENTRY_MAX_LINES:
+            return None
+        return a, b
+    return None
 
 
 def cut_line(line: str, col: int, limit: int = BEST_LINE_CHARS) -> str:
@@ -220,6 +250,14 @@ def to_result(rank: int, cand, row: dict, docs_dir: Path, query_stems: list[str]
     else:
         res["best_lines"] = best_lines(row["text"] or "", row["start"], weights or {s: 1.0 for s in query_stems},
                                        terms)
+        top = next((b["line"] for b in res["best_lines"] if b.get("top")), None)
+        if tok > LONG_SECTION and top is not None:  # read the matching entry, not 400 lines
+            span = entry_of(row["text"] or "", row["start"], top)
+            if span:
+                seg = "\n".join((row["text"] or "").split("\n")[span[0] - row["start"]: span[1] - row["start"] + 1])
+                res["entry"] = {"lines": list(span), "tokens": estimate_tokens(seg)}
+    for b in res["best_lines"]:
+        b.pop("top", None)
     if explain:
         res["explain"] = {k: round(v, 4) for k, v in cand.parts.items()}
         res["explain_raw"] = {k: round(v, 4) for k, v in cand.raw.items()}

@@ -4,7 +4,7 @@ Imported only by `doc4llm serve` (the SDK takes about a second to import): the S
 builds schemas from the tool signatures and runs the tools; this subclass, through the
 SDK's public methods, publishes compact schemas (`tools/list` is read by every client at
 every start), rejects unknown arguments and explains invalid ones in plain words
-(`mcp_args`), and over stdio answers a line that is not a JSON-RPC message with a JSON-RPC
+(`args`), and over stdio answers a line that is not a JSON-RPC message with a JSON-RPC
 error (-32700 parse error, -32600 invalid request) and a log line on stderr instead of
 dropping it unseen.
 """
@@ -22,8 +22,8 @@ from mcp.types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
 from pydantic import ValidationError
 
 from doc4llm.errors import InputError
-from doc4llm.mcp_args import check_arguments, error_text, explain_validation
-from doc4llm.mcp_schemas import compact_schema, outline_schema
+from doc4llm.mcp.args import check_arguments, error_text, explain_validation
+from doc4llm.mcp.schemas import compact_schema, outline_schema
 from doc4llm.secrets import redact
 
 

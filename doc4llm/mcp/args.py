@@ -2,7 +2,7 @@
 
 One definition per argument, shared by every tool that takes it, so the same thing has
 the same name, type and description everywhere (`sets` on all six tools that take doc
-sets). The tool signatures in `mcp_server.build_server` are the single list of what each
+sets). The tool signatures in `server.build_server` are the single list of what each
 tool accepts: the SDK turns them into the published input schema, and the checks here
 read that schema, so a new argument (say `phrasings` on `search_docs`) is one `Annotated`
 type here plus one parameter in the signature, and is at once published, accepted,

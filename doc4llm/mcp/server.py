@@ -6,11 +6,12 @@ searcher), and a conversation `Session` in memory (follow-up queries borrow the 
 query's topic; `follow_up=false` turns that off per call). Tools are read-only: nothing here imports, scrapes
 or saves web results (the search index under `.doc4llm/` is a rebuildable cache).
 
-Every tool returns a typed object (`doc4llm.mcp_schemas`: the tool's outputSchema, sent
+Every tool returns a typed object (`doc4llm.mcp.schemas`: the tool's outputSchema, sent
 as structuredContent, with the same JSON as text for older clients) bounded by a
 `max_tokens` budget: a cut result says `truncated` and gives the `continuation` call.
-`search_docs` returns by default only what an agent needs to decide and to read
-(`detail=true` gives the full search contract of DESIGN.md).
+`search_docs` and `grep_docs` return by default the text the CLI prints (with the
+two or three fields a program acts on): Claude Code shows the model the structuredContent,
+so that is what a reply costs; `detail=true` gives the full contract of DESIGN.md.
 Bad input (empty queries, unsafe page or set names, out-of-range values) and missing
 pages/sets become MCP tool errors (`isError`) with the message, hint and candidates.
 stdout carries JSON-RPC only: logs go to stderr and the searcher runs quiet.
@@ -34,8 +35,8 @@ from pydantic import Field
 from doc4llm.corpus.paths import resolve_docs_dir, validate_page_name, validate_set_pattern
 from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.errors import Doc4llmError, ExternalError, InputError
-from doc4llm.mcp_args import MAX_BUDGET, Budget, K, Lines, Offset, Page, Sets, error_text
-from doc4llm.mcp_schemas import (
+from doc4llm.mcp.args import MAX_BUDGET, Budget, K, Lines, Offset, Page, Sets, error_text
+from doc4llm.mcp.schemas import (
     AskResult,
     DocSetsResult,
     ExampleResult,
@@ -57,14 +58,15 @@ MAX_NAME_CHARS = 300
 MAX_SETS = 20
 DEFAULT_READ_TOKENS = 4000
 DEFAULT_SEARCH_TOKENS = 2000
+SEARCH_TEXT_TOKENS = 600  # search_docs' text, as `doc4llm search --max-tokens` (detail: 2000)
 DEFAULT_LIST_TOKENS = 3000
 DEFAULT_ANSWER_TOKENS = 4000
 
 INSTRUCTIONS = (
     "Local documentation search. Call search_docs first, with phrasings in the docs' likely "
-    "words; its best_lines usually answer. Read more only with read_section (page + sets + "
+    "words; its text's best lines usually answer. Read more only with read_section (page + sets + "
     "lines); grep_docs finds an exact name. If abstained is true the local docs do "
-    "not answer: say so and use guidance.suggested_searches instead of guessing. A reply "
+    "not answer: say so instead of guessing. A reply "
     "over its max_tokens (a budget in tokens) is cut: truncated is true and continuation is the call (tool "
     "and arguments) that returns the rest."
 )
@@ -89,6 +91,7 @@ def _validate_sets(sets: list[str] | str | None) -> list[str] | None:
     return [validate_set_pattern(_validate_text(s, "set name", MAX_NAME_CHARS)) for s in sets]
 
 
+_RESULT_LINE = re.compile(r"\d+\. ")  # a result's first line in the search text
 _DASH_RANGE = re.compile(r"^\s*(\d+)\s*-\s*(\d*)\s*$")
 
 
@@ -110,37 +113,28 @@ def _absolute(path: str | None) -> str | None:
     return str(Path(path).resolve()) if path else path
 
 
-def compact_result(result: dict) -> dict:
-    """The token-frugal view of a search result: where to read, and how sure we are."""
-    out: dict[str, Any] = {"query": result["query"], "confidence": result["confidence"],
-                           "abstained": result["abstained"]}
-    if result.get("query_enriched"):
-        out["searched_as"] = result["query_enriched"]
-    out["results"] = []
-    from doc4llm.search.render import LINES_BY_RANK
+def compact_reply(result: dict, max_tokens: int) -> dict:
+    """What an agent reads: the text `doc4llm search` prints (the read hint as a
+    read_section call), and the two fields a program acts on. Claude Code shows the model
+    `JSON.stringify(structuredContent)`, so this is the whole reply's cost (issue 34: the
+    full contract had cost twice the CLI text); detail=true returns the contract."""
+    from doc4llm.search.render import render_text
 
-    for i, r in enumerate(result["results"]):
-        item = {"rank": r["rank"], "doc_set": r["doc_set"], "page": r["page"], "source": r.get("source"),
-                "heading_path": r["heading_path"], "lines": r["lines"], "tokens": r["tokens"],
-                "relevance": r["relevance"],
-                "best_lines": (r.get("best_lines") or [])[:LINES_BY_RANK[min(i, len(LINES_BY_RANK) - 1)]],
-                "url": r.get("url"), "content_path": _absolute(r["content_path"])}
-        if r.get("also_in"):  # the same text on other pages: their names are enough
-            item["also_in"] = list(dict.fromkeys(a["page"] for a in r["also_in"]))
-        out["results"].append(item)
-    g = result.get("guidance")
-    if result["abstained"] and g:
-        out["guidance"] = {
-            "missing": g.get("missing", []),
-            "suggested_searches": [s["query"] for s in g.get("suggested_searches", [])],
-            "tips": g.get("tips", [])[:2],
-        }
+    text = render_text(result, max_tokens=max_tokens, reader="mcp", numbers=False)
+    out: dict[str, Any] = {"text": text, "confidence": result["confidence"], "abstained": result["abstained"],
+                           # clients that read `content` see the text with its confidence figure
+                           "_content": render_text(result, max_tokens=max_tokens, reader="mcp")}
+    if any(ln.startswith("(+") and "more; raise max_tokens" in ln for ln in text.split("\n")):
+        out["truncated"] = True
     return out
 
 
 def detailed_result(result: dict) -> dict:
     """The full search contract, shaped to the typed schema (guidance's searches as query
     strings, their rationale and engine in suggested_search_details)."""
+    from doc4llm.search.service import for_output
+
+    result = for_output(result, explain=False)  # as `--json`: no trace or score detail
     out = {**result, "results": [{**r, "content_path": _absolute(r["content_path"]),
                                   "toc_path": _absolute(r.get("toc_path"))} for r in result["results"]]}
     if result.get("query_enriched"):
@@ -213,7 +207,7 @@ class DocsService:
     def search_docs(self, query: str, *, phrasings: list[str] | None = None,
                     sets: list[str] | str | None = None, k: int = 3,
                     strategy: str = "auto", detail: bool = False, follow_up: bool = True,
-                    offset: int = 0, max_tokens: int = DEFAULT_SEARCH_TOKENS) -> dict:
+                    offset: int = 0, max_tokens: int = SEARCH_TEXT_TOKENS) -> dict:
         query = _validate_text(query, "query")
         sets = _validate_sets(sets)
         searched, context = self.session.enrich(query) if follow_up else (query, None)
@@ -232,26 +226,47 @@ class DocsService:
             result["query_enriched"] = searched
         self.session.record(query, result)
         result["results"] = result["results"][offset:]
-        data = detailed_result(result) if detail else compact_result(result)
 
         def rest(kept: int) -> dict | None:
-            if kept >= len(data["results"]):
+            if kept >= len(result["results"]):
                 return None
             return {"tool": "search_docs", "arguments": {
                 "query": searched, "phrasings": phrasings, "sets": sets, "k": k - kept, "strategy": strategy,
                 "detail": detail, "follow_up": False, "offset": offset + kept,
                 "max_tokens": max_tokens}}
 
-        return fit_list(data, "results", max_tokens, rest, min_items=1)
+        if not detail:
+            reply = compact_reply(result, max_tokens)
+            if reply.get("truncated"):
+                reply["continuation"] = rest(sum(1 for ln in reply["text"].split("\n") if _RESULT_LINE.match(ln)))
+            return reply
+        budget = DEFAULT_SEARCH_TOKENS if max_tokens == SEARCH_TEXT_TOKENS else max_tokens  # the contract is larger
+        return fit_list(detailed_result(result), "results", budget, rest, min_items=1)
 
     def grep_docs(self, pattern: str, *, sets: list[str] | str | None = None, ignore_case: bool = False,
-                  fixed: bool = False, max_tokens: int = DEFAULT_SEARCH_TOKENS) -> dict:
-        from doc4llm.search.grep import grep_docs
+                  fixed: bool = False, detail: bool = False, max_tokens: int = DEFAULT_SEARCH_TOKENS) -> dict:
+        from doc4llm.search.grep import MAX_SECTIONS, grep_docs, render_grep
 
-        data = grep_docs(self.docs_dir, pattern, sets=_validate_sets(sets), ignore_case=ignore_case, fixed=fixed)
-        data = {"total_lines": data["total_lines"], "total_sections": data["total_sections"],
-                "matches": data["matches"]}
-        return fit_list(data, "matches", max_tokens, lambda kept: None, min_items=1)
+        sets = _validate_sets(sets)
+        if detail:
+            data = grep_docs(self.docs_dir, pattern, sets=sets, ignore_case=ignore_case, fixed=fixed)
+            data = {"total_lines": data["total_lines"], "total_sections": data["total_sections"],
+                    "matches": data["matches"]}
+            return fit_list(data, "matches", max_tokens, lambda kept: None, min_items=1)
+        # the text `doc4llm grep` prints (its first line has the totals), with fewer sections
+        # when it would pass the budget
+        shown = MAX_SECTIONS
+        while True:
+            data = grep_docs(self.docs_dir, pattern, sets=sets, ignore_case=ignore_case, fixed=fixed,
+                             max_sections=shown)
+            text = render_grep(data, echo_pattern=False)
+            if estimate_tokens(text) <= max_tokens or shown == 1:
+                break
+            shown = max(1, shown // 2)
+        out = {"text": text}
+        if estimate_tokens(text) > max_tokens:
+            out = shorten_text({**out, "truncated": True}, max_tokens, ("text",))
+        return out
 
     def read_section(self, page: str, *, sets: list[str] | str | None = None, section: str | None = None,
                      lines: list[int] | str | None = None, with_subsections: bool = False,
@@ -364,6 +379,20 @@ def _configured_llm():
     return LLMClient.from_env(load_answer_config())
 
 
+def reply_parts(model: type, raw: dict) -> tuple[dict, str]:
+    """(structuredContent, content text) of a tool's reply: the typed object, validated;
+    a compact search or grep reply carries only what is set (each field costs the agent
+    tokens: Claude Code shows it JSON.stringify(structuredContent)) and its content is the
+    text itself; any other reply's content is the same object as compact JSON."""
+    content = raw.pop("_content", None)
+    compact = model in (SearchResult, GrepResult) and isinstance(raw.get("text"), str)
+    data = model.model_validate(raw).model_dump(mode="json", exclude_none=compact, exclude_defaults=compact)
+    data = redact_data(data)  # the one way out of the server: no key in any reply
+    if not compact:
+        return data, _dump(data)
+    return data, redact(content) if content else data["text"]
+
+
 def _dump(data: Any) -> str:
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"), default=str)
 
@@ -371,14 +400,14 @@ def _dump(data: Any) -> str:
 def build_server(service: DocsService):
     """The MCP server whose tools call `service`; errors become MCP tool errors.
 
-    Each tool's signature is the one list of its arguments (types from `mcp_args`): the
+    Each tool's signature is the one list of its arguments (types from `args`): the
     SDK publishes it as the input schema and validates calls against it, and
-    `mcp_app.DocsMCPServer` rejects any other name. A new argument is one parameter here
+    `app.DocsMCPServer` rejects any other name. A new argument is one parameter here
     (and the service's keyword)."""
     try:
         from mcp.server.mcpserver.exceptions import ToolError
 
-        from doc4llm.mcp_app import DocsMCPServer
+        from doc4llm.mcp.app import DocsMCPServer
     except ImportError as exc:  # mcp 1.x named it FastMCP, with another API
         raise ExternalError(f"doc4llm serve needs the mcp SDK 2.x ({exc})",
                             hint='pip install "mcp>=2,<3"') from exc
@@ -397,9 +426,8 @@ def build_server(service: DocsService):
         the budget measured; the SDK's own text rendering would be indented)."""
         try:
             with service.lock:
-                data = model.model_validate(fn(*args, **kwargs)).model_dump(mode="json")
-            data = redact_data(data)  # the one way out of the server: no key in any reply
-            return CallToolResult(content=[TextContent(type="text", text=_dump(data))],
+                data, text = reply_parts(model, fn(*args, **kwargs))
+            return CallToolResult(content=[TextContent(type="text", text=text)],
                                   structured_content=data)
         except Doc4llmError as exc:
             raise ToolError(redact(error_text(exc))) from exc
@@ -415,10 +443,10 @@ def build_server(service: DocsService):
         detail: bool = False,  # the full contract
         follow_up: bool = True,  # false: not a follow-up of the previous query
         offset: Annotated[int, Field(ge=0, le=100)] = 0,
-        max_tokens: Budget = DEFAULT_SEARCH_TOKENS,
+        max_tokens: Budget = SEARCH_TEXT_TOKENS,
     ) -> Annotated[CallToolResult, SearchResult]:
-        """Doc sections that answer a query (source, heading path, lines, best lines),
-        confidence 0-100; abstained: the docs do not answer."""
+        """Sections that answer a query (source, heading path, lines, best lines),
+        confidence 0-100; abstained: docs do not answer."""
         return call(SearchResult, service.search_docs, query, phrasings=phrasings, sets=sets, k=k,
                     strategy=strategy, detail=detail, follow_up=follow_up, offset=offset,
                     max_tokens=max_tokens)
@@ -429,11 +457,12 @@ def build_server(service: DocsService):
         sets: Sets = None,
         ignore_case: bool = False,
         fixed: bool = False,
+        detail: bool = False,
         max_tokens: Budget = DEFAULT_SEARCH_TOKENS,
     ) -> Annotated[CallToolResult, GrepResult]:
         """Matching lines grouped by section (source, heading path, lines)."""
         return call(GrepResult, service.grep_docs, pattern, sets=sets, ignore_case=ignore_case,
-                    fixed=fixed, max_tokens=max_tokens)
+                    fixed=fixed, detail=detail, max_tokens=max_tokens)
 
     @app.tool(title="Read a section", annotations=local)
     def read_section(

@@ -69,12 +69,11 @@ class Guidance(BaseModel):
 
 
 class SearchResult(Budgeted):
-    query: str
+    text: str | None = None  # what `doc4llm search` prints
     confidence: int = Field(ge=0, le=100, description="calibrated chance (%) that result 1 answers")
-    abstained: bool = Field(description="true: the local docs do not answer; use guidance")
-    searched_as: str | None = Field(None, description="the query as searched (a follow-up borrows "
-                                                      "the previous query's topic)")
-    results: list[SearchHit]
+    abstained: bool = Field(description="true: the local docs do not answer")
+    # detail=true: the full contract (its other fields pass as extras)
+    results: list[SearchHit] | None = None
     guidance: Guidance | None = None
 
 
@@ -90,9 +89,10 @@ class GrepMatch(BaseModel):
 
 
 class GrepResult(Budgeted):
-    total_lines: int
-    total_sections: int
-    matches: list[GrepMatch]
+    text: str | None = None  # what `doc4llm grep` prints
+    total_lines: int = 0  # detail=true (the text's first line says them)
+    total_sections: int = 0
+    matches: list[GrepMatch] | None = None  # detail=true
 
 
 class ReadResult(Budgeted):

@@ -1,0 +1,211 @@
+"""Absence judged on topics (issue 34): the user's own values and spelling variants are
+never "not in these docs"; real gaps (backoff, man page, a flag written as such) are named;
+a section that holds the question's subject is never abstained over."""
+
+from __future__ import annotations
+
+import pytest
+
+from doc4llm.search.absence import variant_forms
+from doc4llm.search.values import covers, user_values
+
+
+@pytest.mark.parametrize(("query", "value"), [
+    ("deploy my blog to username.github.io/my-repo with the posts in ./posts", "username.github.io/my-repo"),
+    ("deploy my blog to username.github.io/my-repo with the posts in ./posts", "./posts"),
+    ("reference ${API_TOKEN} in my .mcp.json", "${API_TOKEN}"),
+    ("I named my private index acme-internal; where do its credentials go?", "acme-internal"),
+    ("customise opencode with my own theme called midnight-ocean", "midnight-ocean"),
+    ("dump my model without the `password_hash` field", "password_hash"),
+    ("my model `UserProfile` has a field `favourite_colour`", "UserProfile"),
+    ("discriminated union for my Cat and Dog models", "Dog"),
+    ("give uv access with my secret ACME_PAT", "ACME_PAT"),
+    ("install from git+https://github.com/myorg/mytool as a tool", "git+https://github.com/myorg/mytool"),
+    ("run ./scripts/backup_db.py with its dependencies", "./scripts/backup_db.py"),
+])
+def test_values_by_shape(query, value):
+    assert value in user_values(query)
+
+
+@pytest.mark.parametrize(("query", "word"), [
+    ("bundle my uv project into a single standalone executable with PyInstaller", "PyInstaller"),
+    ("Is there a Flutter or Dart client library?", "Dart"),
+    ("list outdated dependencies, like pip list --outdated", "--outdated"),
+    ("install packages from conda-forge using an environment.yml with uv", "environment.yml"),
+    ("encode a model as MessagePack bytes", "MessagePack"),
+])
+def test_names_the_question_asks_about_are_not_values(query, word):
+    assert not covers(user_values(query), word)
+
+
+def test_a_question_that_is_only_a_name_asks_about_it():
+    assert user_values("MYAPP_DATABASE_URL") == []
+    assert user_values("UV_HTTP_TIMEOUT") == []
+
+
+def test_parts_of_a_value_are_covered():
+    values = user_values("run ./scripts/backup_db.py and git+https://github.com/myorg/mytool")
+    for part in ("backup_db", "myorg", "mytool", "scripts"):
+        assert covers(values, part), part
+    assert not covers(values, "script")  # a whole word only
+
+
+@pytest.mark.parametrize(("word", "variant"), [
+    ("behaviour", "behavior"), ("behavior", "behaviour"), ("customise", "customize"),
+    ("optimise", "optimize"), ("modelling", "modeling"), ("modeling", "modelling"),
+    ("colored", "coloured"), ("lower-case", "lowercase"), ("try/except", "try except"),
+    ("org's", "organization"), ("repo", "repository"),
+])
+def test_spelling_and_syntax_variants(word, variant):
+    assert variant in variant_forms(word)
+
+
+def test_values_are_linear_on_hostile_input():
+    from growth import assert_linear
+
+    assert_linear(user_values, lambda n: "my " + "a.b/" * n + " called " + "`x_" * n + " field", 4000,
+                  what="user_values")
+
+
+DOCS = {
+    "config.md": """# Configuration
+
+## Index credentials
+
+An index named `internal-proxy` reads its password from `ZED_INDEX_INTERNAL_PROXY_PASSWORD`
+and its user name from `ZED_INDEX_INTERNAL_PROXY_USERNAME`. `ZED_CACHE_DIR` moves the cache.
+
+## Resolution
+
+The default resolution behavior picks the highest compatible version of every package;
+`--resolution lowest` picks the lowest.
+
+## Publishing
+
+`zed publish` retries failed uploads three times before it gives up.
+""",
+    "install.md": """# Installing
+
+## Requirements
+
+Zed needs a recent operating system and a network connection to download packages.
+
+## Uninstalling
+
+Remove the binary and the cache folder.
+""",
+}
+
+
+@pytest.fixture(scope="module")
+def zed(tmp_path_factory):
+    from doc4llm.ingest.importer import import_path
+    from doc4llm.search.engine import Searcher
+
+    root = tmp_path_factory.mktemp("zed")
+    src = root / "src"
+    src.mkdir()
+    for name, text in DOCS.items():
+        (src / name).write_text(text, encoding="utf-8")
+    import_path(src, root / "md_docs", "zed@1")
+    searcher = Searcher(root / "md_docs", embedder="none", quiet=True)
+    yield searcher
+    searcher.close()
+
+
+def _missing(result: dict) -> list[str]:
+    return [w.casefold() for w in result["coverage"]["missing"]]
+
+
+def test_a_templated_env_var_and_the_index_name_are_the_users(zed):
+    r = zed.search("how do I set ZED_INDEX_ACME_PASSWORD for my index named acme?", k=3)
+    assert not {"zed_index_acme_password", "acme"} & set(_missing(r))
+    assert not r["abstained"]
+    assert r["results"][0]["heading_path"][-1] == "Index credentials"
+
+
+def test_an_env_var_with_the_users_own_prefix_is_a_value(zed):
+    r = zed.search("load MYAPP_TOKEN into zed from the environment of my shell", k=3)
+    assert "myapp_token" not in _missing(r)
+
+
+def test_a_british_spelling_of_a_documented_word_is_not_absent(zed):
+    r = zed.search("what is the default resolution behaviour of zed?", k=3)
+    assert "behaviour" not in _missing(r)
+    assert r["results"][0]["heading_path"][-1] == "Resolution"
+    assert not r["abstained"]
+
+
+def test_a_real_gap_is_named(zed):
+    r = zed.search("how do I make zed retry a failed download with exponential backoff?", k=3)
+    assert "backoff" in _missing(r)
+
+
+def test_a_flag_is_absent_unless_written_as_a_flag(zed):
+    r = zed.search("zed install --lowest", k=3)
+    assert "--lowest" in _missing(r)  # the docs say "lowest" and `--resolution lowest`, never `--lowest`
+    r = zed.search("zed install --resolution", k=3)
+    assert "--resolution" not in _missing(r)
+
+
+def test_a_long_section_points_into_its_matching_entry():
+    """A glossary or an option table of one section: the entry that matched, with its own
+    line range (a definition's term joined to it; a table's row)."""
+    from doc4llm.search.results import entry_of
+
+    text = "## Glossary\n\nIntro.\n\n" + "".join(
+        f"term{i}\n\n:   What term {i} means.\n    More about it.\n\n" for i in range(60))
+    text += "| name | default |\n|---|---|\n" + "".join(f"| OPT_{i} | {i} |\n" for i in range(30))
+    lines = text.split("\n")
+    at = next(i for i, ln in enumerate(lines) if "term 17 " in ln) + 100
+    a, b = entry_of(text, 100, at)
+    assert lines[a - 100] == "term17" and b == at + 1
+    row = next(i for i, ln in enumerate(lines) if ln.startswith("| OPT_12 ")) + 100
+    assert entry_of(text, 100, row) == (row, row)
+    assert entry_of("one\ntwo", 5, 5) is None  # the whole section: nothing smaller to read
+
+
+def test_near_twins_name_the_canonical_page_for_the_question_type():
+    from doc4llm.search.twins import canonical_choice, page_kind
+
+    body = "set the retry count with retries option default three attempts backoff none"
+    results = [{"source": "reference/config.md", "page": "config", "heading_path": ["Config", "retries"]},
+               {"source": "guides/retrying.md", "page": "retrying", "heading_path": ["Retrying", "Set it up"]},
+               {"source": "concepts/sync.md", "page": "sync", "heading_path": ["Sync"]}]
+    rows = [{"tok_body": body}, {"tok_body": body + " step one"}, {"tok_body": "entirely different words here"}]
+    assert [page_kind(r) for r in results] == ["reference", "how-to", "concept"]
+    howto = canonical_choice("howto", results, rows)
+    assert howto["ranks"] == [1, 2] and howto["read"] == 2
+    assert canonical_choice("api_reference", results, rows)["read"] == 1
+    assert canonical_choice("general", results, rows) is None  # no canonical kind for it
+    rows[1] = {"tok_body": "nothing in common at all"}
+    assert canonical_choice("howto", results, rows) is None  # not twins
+
+
+def test_result_1_on_another_subject_or_a_legacy_api():
+    from doc4llm.search.analyze import analyze
+    from doc4llm.search.fusion import Candidate
+    from doc4llm.search.subject import other_subject
+
+    ranked = [Candidate(1), Candidate(2), Candidate(3)]
+    for c, score in zip(ranked, (3.0, 2.9, 2.8), strict=True):
+        c.score = score
+    rows = {1: {"heading_path": ["Message Sending Retry", "Retry Policy"], "text": "Publish retries."},
+            2: {"heading_path": ["Routing", "Queues"], "text": "Queues."},
+            3: {"heading_path": ["Tasks", "Retrying a task"], "text": "Task retries."}}
+    got = other_subject(analyze("how do I retry a failed task"), ranked, rows)
+    assert got and got[0] == 3
+    rows[3]["heading_path"] = ["Tasks", "Scheduling"]
+    assert other_subject(analyze("how do I retry a failed task"), ranked, rows) is None
+    rows[1] = {"heading_path": ["orm", "declarative_base"], "text": "**Deprecated:** use `DeclarativeBase`."}
+    rows[2] = {"heading_path": ["orm", "DeclarativeBase"], "text": "The base class."}
+    assert other_subject(analyze("declarative base class for my models"), ranked, rows)[0] == 2
+    assert other_subject(analyze("the legacy declarative base"), ranked, rows) is None  # asked about it
+
+
+def test_an_error_questions_quoted_text_is_the_subject_not_a_value():
+    from doc4llm.search.analyze import analyze
+
+    q = "claude crashes with 'Illegal instruction (core dumped)' on startup"
+    assert analyze(q).query_type == "error" and analyze(q).values == []
+    assert "hello world" in user_values('print "hello world" from my script')
