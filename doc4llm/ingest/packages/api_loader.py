@@ -49,9 +49,18 @@ class TolerantLoader(griffe.GriffeLoader):
                                                 (list(exports) if exports is not None else None))
         return module
 
+    def _post_load(self, module, obj_path: str):
+        # before griffe expands exports and wildcards (`from .core import *` follows `__all__`)
+        self._restore(expand=False)
+        return super()._post_load(module, obj_path)
+
     def restore_source_exports(self, top) -> None:
         """After loading `top`: each module's exports are its source's `__all__` plus
-        its stub's names (when the source has `__all__`), then expanded again."""
+        its stub's names (when the source has `__all__`), then expanded again. Done by
+        `_post_load` already when griffe calls it; this is the fallback."""
+        self._restore(expand=True, top=top)
+
+    def _restore(self, expand: bool, top=None) -> None:
         changed = False
         resolving: dict[int, list | None] = {}
         for key, (module, source) in list(self._source_exports.items()):
@@ -66,19 +75,20 @@ class TolerantLoader(griffe.GriffeLoader):
                 continue
             merged = list(source)
             seen = {_export_name(e) for e in merged}
-            for e in current or ():
-                if _export_name(e) not in seen:
+            stub = Path(str(module.filepath)).with_suffix(".pyi")
+            for e in (current or ()) if stub.is_file() else ():  # only a stub's names complement
+                if isinstance(e, str) and _export_name(e) not in seen:
                     merged.append(e)
                     seen.add(_export_name(e))
             if current is None or [_export_name(e) for e in current] != [_export_name(e) for e in merged]:
                 module.exports = merged
                 changed = True
-        if changed:
-            try:
-                self.expand_exports(top)
-            except Exception:  # noqa: BLE001 - unexpanded `x.__all__` entries are skipped later
-                pass
-
+        if changed and expand and top is not None:  # again, with the real exports
+            for step in (self.expand_exports, lambda m: self.expand_wildcards(m, external=False)):
+                try:
+                    step(top)
+                except Exception:  # noqa: BLE001 - what griffe cannot expand is left as it was
+                    pass
 
     def _resolve_refs(self, module, source: list, resolving: dict[int, list | None]) -> list:
         """`__all__ += core.__all__`: the names of `core`'s own (resolved) `__all__`."""
