@@ -30,6 +30,13 @@ class BaseModel:
 
     def model_dump_json(self):
         """Convert the model to JSON text."""
+
+    @deprecated("Use `to_plain` instead.")
+    def as_mapping(self):
+        """Turn the record into a mapping of keys."""
+
+    def to_plain(self):
+        """Produce builtin containers."""
 '''
 V1 = '''
 class BaseModel:
@@ -68,6 +75,13 @@ def test_the_named_replacement_ranks_above_the_deprecated_member(searcher):
     dump = got.index("pkg.main (API) > BaseModel > BaseModel.model_dump")
     assert dump < got.index("pkg.main (API) > BaseModel > BaseModel.dict"), got
     assert all("pkg.v1" not in t for t in got[:2]), got  # the legacy namespace steps back too
+
+
+def test_a_replacement_that_retrieval_missed_joins_above_the_deprecated_member(searcher):
+    res = searcher.search("turn the record into a mapping", k=5)
+    got = titles(res)
+    assert got[:2] == ["pkg.main (API) > BaseModel > BaseModel.to_plain",
+                       "pkg.main (API) > BaseModel > BaseModel.as_mapping"], got
 
 
 def test_a_deprecated_member_without_a_named_replacement_steps_back_from_close_ones(searcher):

@@ -10,8 +10,9 @@ more of them (pydantic's `BaseModel.dict` is named for what "convert a model to 
 asks; `model_dump` is not), so the ranker puts it first. The rule:
 
 - when the deprecation names its replacement (a code span in the marker other than the
-  member's own name) and that replacement is among the candidates, the replacement takes
-  the place just above the deprecated entry;
+  member's own name), the replacement takes the place just above the deprecated entry;
+  when retrieval did not find it (lexical search: `model_dump`'s text never says "dict"),
+  it is looked up by its heading in the same set, same page first;
 - otherwise a deprecated or legacy entry loses DEMOTION (2.0, the size of the named-entry
   and page-name rules): it stays above current entries that score far below it and falls
   behind those that rank close.
@@ -31,6 +32,7 @@ from doc4llm.search.analyze import QueryAnalysis
 from doc4llm.search.features import asks_about_changes
 from doc4llm.search.fusion import Candidate
 
+MAX_LOOKUPS = 3  # replacements looked up in the index per search, when retrieval missed them
 DEMOTION = 2.0  # as much as the named-entry rule gives: a current entry within it goes first
 LEGACY_MARK = "> **Legacy API:**"
 _MARKER = re.compile(r"\A(?:#{1,6}[ \t][^\n]*\n)?\s*\*\*Deprecated(?:[:.]\*\*|\*\*[:.]?)[ \t]*([^\n]*)")
@@ -58,11 +60,19 @@ def step_behind_replacements(qa: QueryAnalysis, head: list[Candidate], rows: dic
             superseded[c.sid] = []
     if not superseded:
         return
+    lookups = 0
     for c in sorted((c for c in head if c.sid in superseded), key=lambda c: -c.score):
         row = rows[c.sid]
         if _quoted(qa, row.get("title") or ""):
             continue
         replacement = _replacement(superseded[c.sid], c, by_page.get(row["page_id"], []) + head, rows, superseded)
+        if replacement is None and superseded[c.sid] and conn is not None and lookups < MAX_LOOKUPS:
+            lookups += 1  # retrieval missed it (pydantic's `model_dump` never says "dict"): join it
+            replacement = _look_up(conn, superseded[c.sid], row, rows, superseded)
+            if replacement is not None:
+                replacement.score = c.score - 1.0  # below c until the rule lifts it just above
+                replacement.found_by.append("replaces")
+                head.append(replacement)
         if replacement is not None and replacement.score <= c.score:
             replacement.score = c.score + 0.01
             replacement.parts["rerank.replaces"] = 1.0
@@ -99,6 +109,30 @@ def _replacement(names: list[str], c: Candidate, pool: list[Candidate], rows: di
             row = rows.get(other.sid)
             if row is not None and _last(row.get("title") or "") == name:
                 return other
+    return None
+
+
+def _look_up(conn, names: list[str], row: dict, rows: dict[int, dict], superseded: dict) -> Candidate | None:
+    """The section a deprecation names, found by its heading in the same set (same page
+    first), when it is not among the candidates."""
+    from doc4llm.index.backend import backend_of
+    from doc4llm.index.tokenize import tokens
+
+    backend = backend_of(conn)
+    for name in names:
+        want = _last(name)
+        toks = tokens(want)
+        if not want or not toks:
+            continue
+        # a heading's tokens hold the whole dotted name and its parts (`basemodel_model_dump
+        # base model model dump`), not `model_dump` alone: ask for every part
+        ids = [sid for sid in backend.title_candidates(toks, [], [row["set_name"]]) if sid not in superseded]
+        found = backend.section_rows(ids[:200])
+        matches = [r for r in found.values() if _last(r.get("title") or "") == want]
+        matches.sort(key=lambda r: (r["page_id"] != row["page_id"], r["id"]))
+        if matches:
+            rows[matches[0]["id"]] = matches[0]
+            return Candidate(matches[0]["id"])
     return None
 
 
