@@ -186,7 +186,10 @@ def _see_also(desc: str) -> str:
         if not sep and not _NAME_LIST.match(line.strip()):
             items.append(f"- {inline_markdown(line.strip())}")
             continue
-        names = ", ".join(_code(_role_target(n.strip().strip("`"))) for n in name.split(",") if n.strip())
+        if "`" in name:  # roles or code spans already: `:ref:`arrays.scalars``
+            names = inline_markdown(name.strip())
+        else:
+            names = ", ".join(_code(_role_target(n.strip())) for n in name.split(",") if n.strip())
         items.append(f"- {names}: {inline_markdown(what.strip())}" if sep else f"- {names}")
     return "\n".join(items)
 
@@ -304,6 +307,13 @@ def _rst(text: str, deprecations: list[str], depth: int = 0) -> str:
         nxt = lines[i + 1] if i + 1 < n else ""
         if _UNDERLINE.match(nxt.strip()) and len(nxt.strip()) >= min(len(s), 3) and not _UNDERLINE.match(s) \
                 and _indent(nxt) == ind:
+            if s.lower() == "see also":  # numpydoc's `name : text` lines, not parsed as a section
+                j = i + 2
+                while j < n and lines[j].strip():
+                    j += 1
+                out.append(f"{pad}**See also:**\n\n" + _pad(_see_also("\n".join(lines[i + 2:j])), pad))
+                i = j
+                continue
             out.append(f"{pad}**{inline_markdown(s)}**")
             i += 2
             continue
