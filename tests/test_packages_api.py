@@ -213,6 +213,10 @@ def test_deprecated_members_say_so_first(tmp_path):
     ('!!! note "Heads up"\n    Indented note body.\n', ["> **Heads up**", "> Indented note body."], ["    Indented"]),
     ("Markdown:\n\n```py\n:meth:`kept` in code\n```\n", ["```py\n:meth:`kept` in code\n```"], []),
     ("# not a heading", ["\\# not a heading"], []),
+    ("A :ref:`(connect timeout,\n    read timeout) <timeouts>` tuple.", ["A (connect timeout, read timeout) tuple."],
+     [":ref:"]),
+    ("- UPDATE with LIMIT::\n\n    UPDATE t LIMIT 10\n\n- next", ["- UPDATE with LIMIT:\n\n  ```\n  UPDATE t LIMIT 10\n  ```"],
+     ["::"]),
 ])
 def test_docstring_markup_becomes_markdown(doc, want, absent):
     md = docstring_markdown(doc).markdown

@@ -317,8 +317,8 @@ def _member_section(name: str, obj, level: int, sources: SourceCache, owner: str
 
 
 def _one_line(doc: str) -> str:
-    text = " ".join(doc.split())
-    return inline_markdown(text[:300] + ("..." if len(text) > 300 else ""))
+    text = inline_markdown(" ".join(doc.split()))  # before the cut: a role cut in two stays a role
+    return text[:300] + ("..." if len(text) > 300 else "")
 
 
 def _params(func, drop_self: bool = False) -> str:

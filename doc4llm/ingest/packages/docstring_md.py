@@ -42,11 +42,12 @@ _GRID_BORDER = re.compile(r"^\+[-=+]{3,}\+?$")
 _SIMPLE_BORDER = re.compile(r"^=+(?:[ \t]+=+)+$")
 _INLINE = re.compile(
     r"``(?P<lit>[^`\n]+?)``"
-    r"|:(?P<role>(?:[A-Za-z][\w-]{0,15}:)?[A-Za-z][\w+.-]{0,30}):`(?P<rbody>[^`\n]*)`(?!`)"
+    r"|:(?P<role>(?:[A-Za-z][\w-]{0,15}:)?[A-Za-z][\w+.-]{0,30}):`(?P<rbody>[^`\n]*)`"
     r"|`(?P<link>[^`\n]+?)`(?P<us>__?)(?![\w])"
     r"|(?<![\w`])`(?P<dflt>[^`\n]+)`(?!`)"
 )
 # `title <target>`: greedy to the last `<` (a lazy title before `[ \t]*` rescans every space)
+_SPLIT_ROLE = re.compile(r"(:(?:[A-Za-z][\w-]{0,15}:)?[A-Za-z][\w+.-]{0,30}:`)([^`\n]{0,200})\n[ \t]*([^`\n]{0,200}`)")
 _NAME_LIST = re.compile(r"^[\w.~`:<>()]+(?:,[ \t]*[\w.~`:<>()]+)*,?$")
 _TITLED = re.compile(r"^(.*)<([^<>]*)>$", re.DOTALL)
 _CODE_LANGS = {"code-block", "code", "sourcecode", "highlight", "testcode", "testsetup", "testcleanup",
@@ -79,6 +80,8 @@ def docstring_markdown(text: str) -> Converted:
     text = text.expandtabs(4).strip("\n")
     if len(text) > MAX_CHARS:
         text = text[:MAX_CHARS] + "\n\n(docstring cut)"
+    if "`" in text:  # a role whose text wraps onto the next line: one line, so it converts
+        text = _SPLIT_ROLE.sub(lambda m: f"{m.group(1)}{m.group(2)} {m.group(3)}", text)
     out = Converted("")
     parts: list[str] = []
     for kind, title, value in _sections(text):
@@ -147,7 +150,8 @@ def _item(name: str, ann: str, desc: str, default: str, deprecations: list[str])
     head = f"`{name}`" if name else ""
     if ann:
         ann = " ".join(ann.split())
-        head = f"{head} (`{ann}`)" if head else f"`{ann}`"
+        ann = inline_markdown(ann) if "`" in ann else _code(ann)  # `:class:`~a.B`` as a type
+        head = f"{head} ({ann})" if head else ann
     if default:
         head += f", default `{' '.join(default.split())[:80]}`"
     body = _rst(_hanging(desc), deprecations) if desc.strip() else ""
@@ -198,7 +202,12 @@ def _hanging(desc: str) -> str:
     """A parser's description whose first line was cut from its field (`x: text` then
     indented lines): the continuation lines dedented on their own."""
     first, nl, rest = desc.partition("\n")
-    return f"{first}\n{_dedent(rest)}" if nl and not first[:1].isspace() else desc
+    if not nl or first[:1].isspace():
+        return desc
+    lines = rest.split("\n")
+    k = next((_indent(ln) for ln in lines if ln.strip()), 0)
+    return first + "\n" + "\n".join(ln[k:] if ln[:k].isspace() else ln.lstrip(" ") if not ln.strip() else ln
+                                    for ln in lines)
 
 
 def _quote(text: str) -> str:
@@ -340,8 +349,12 @@ def _rst(text: str, deprecations: list[str], depth: int = 0) -> str:
             lists.append(ind)
             marker = bullet.group(0).strip()
             marker = "1." if marker == "#." else ("-" if marker in "*+" else marker)
-            out.append(f"{pad}{marker} {_text_line(s[bullet.end():])}")
+            item = s[bullet.end():]
+            literal = item.endswith("::")
+            out.append(f"{pad}{marker} {_text_line(_literal_intro(item) if literal else item)}")
             i += 1
+            if literal:
+                i = _take_literal(lines, i, ind, out, pad + "  ")
             continue
         # a line directly followed by a deeper one is a definition list's term (reST)
         prev_blank = i == 0 or not lines[i - 1].strip()
@@ -352,21 +365,32 @@ def _rst(text: str, deprecations: list[str], depth: int = 0) -> str:
             continue
         literal = s.endswith("::")
         if literal:
-            s = s[:-2].rstrip()
-            s = s + ":" if s and not line.rstrip()[:-2].endswith((" ", "\t")) else s
+            s = _literal_intro(s)
         if s:
             out.append(pad + _text_line(s))
         i += 1
         if literal:
-            j = i
-            while j < n and not lines[j].strip():
-                j += 1
-            if j < n and _indent(lines[j]) > ind:
-                end = _block_end(lines, j, ind)
-                out.append("")
-                out.append(_pad(_fence("\n".join(lines[j:end])), pad))
-                i = end
+            i = _take_literal(lines, i, ind, out, pad)
     return _squeeze("\n".join(out))
+
+
+def _literal_intro(s: str) -> str:
+    """`Example::` -> `Example:`; `Example ::` and `::` -> the text without it."""
+    body = s[:-2]
+    return body + ":" if body and not body.endswith((" ", "\t")) else body.rstrip()
+
+
+def _take_literal(lines: list[str], i: int, ind: int, out: list[str], pad: str) -> int:
+    """The indented block after a `::` line, as fenced code; the next line to read."""
+    j = i
+    while j < len(lines) and not lines[j].strip():
+        j += 1
+    if j < len(lines) and _indent(lines[j]) > ind:
+        end = _block_end(lines, j, ind)
+        out.append("")
+        out.append(_pad(_fence("\n".join(lines[j:end])), pad))
+        return end
+    return i
 
 
 def _table_continues(lines: list[str], j: int) -> bool:
