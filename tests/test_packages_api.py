@@ -175,6 +175,10 @@ class OldModel:
 
 def old_function():
     """Deprecated alias of `new_function`."""
+
+@util.deprecated("1.4", "The `old_query` function is deprecated; use `new_query`.")
+def old_query():
+    """Query the old way."""
 '''
 
 
@@ -192,6 +196,7 @@ def test_deprecated_members_say_so_first(tmp_path):
     assert "*Deprecated since version 2.0*" in section("### Model.schema")
     assert section("## OldModel").startswith("**Deprecated:** Use Model instead")
     assert section("## old_function").startswith("**Deprecated.**")
+    assert section("## old_query").startswith("**Deprecated:** since 1.4: The `old_query` function is deprecated")
     for current in ("### Model.model_dump", "### Model.copy", "## Model"):
         assert "Deprecated" not in section(current).split("\n", 1)[0], current
 

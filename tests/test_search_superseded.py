@@ -99,3 +99,23 @@ def test_asking_for_the_deprecated_member_or_about_deprecations_finds_it_first(s
     assert got[0] == "pkg.main (API) > BaseModel > BaseModel.dict", got
     got = titles(searcher.search("convert a v1 model to a dict", k=3))
     assert got[0].startswith("pkg.v1.main (API)") or got[0].endswith("BaseModel.dict"), got
+
+
+def test_replacement_named_in_prose_and_differing_only_in_case():
+    from doc4llm.search.analyze import analyze
+    from doc4llm.search.fusion import Candidate
+    from doc4llm.search.superseded import step_behind_replacements
+
+    rows = {
+        1: {"page_id": 7, "set_name": "django@5.0", "title": "SimpleTestCase.assertQuerysetEqual",
+            "text": "### SimpleTestCase.assertQuerysetEqual\n\n**Deprecated:** assertQuerysetEqual() is "
+                    "deprecated in favor of assertQuerySetEqual().\n"},
+        2: {"page_id": 7, "set_name": "django@5.0", "title": "SimpleTestCase.assertQuerySetEqual",
+            "text": "### SimpleTestCase.assertQuerySetEqual\n\nAssert that a queryset matches.\n"},
+    }
+    head = [Candidate(1, score=5.0), Candidate(2, score=3.0)]
+    step_behind_replacements(analyze("compare a queryset with a list of values"), head, rows)
+    assert head[1].score > head[0].score  # the replacement now ranks just above
+    head = [Candidate(1, score=5.0), Candidate(2, score=3.0)]
+    step_behind_replacements(analyze("assertQuerysetEqual"), head, rows)  # asked by name
+    assert head[0].score == 5.0 and head[1].score == 3.0

@@ -36,7 +36,9 @@ MAX_LOOKUPS = 3  # replacements looked up in the index per search, when retrieva
 DEMOTION = 2.0  # as much as the named-entry rule gives: a current entry within it goes first
 LEGACY_MARK = "> **Legacy API:**"
 _MARKER = re.compile(r"\A(?:#{1,6}[ \t][^\n]*\n)?\s*\*\*Deprecated(?:[:.]\*\*|\*\*[:.]?)[ \t]*([^\n]*)")
-_CODE = re.compile(r"`([A-Za-z_][\w.]{0,80})(?:\(\))?`")
+# the names a deprecation points to: code spans, and calls written as prose (Django's
+# "assertQuerysetEqual() is deprecated in favor of assertQuerySetEqual()")
+_CODE = re.compile(r"`([A-Za-z_][\w.]{0,80})(?:\(\))?`|(?<![\w.`])([A-Za-z_][\w.]{0,80})\(\)")
 _ASKS_LEGACY = re.compile(r"\b(?:v\d{1,3}|legacy|old(?:er)?|compat\w*|previous)\b", re.I)
 
 
@@ -55,7 +57,8 @@ def step_behind_replacements(qa: QueryAnalysis, head: list[Candidate], rows: dic
         m = _MARKER.match(row.get("text") or "")
         if m:
             own = _last(row.get("title") or "")
-            superseded[c.sid] = [n for n in _CODE.findall(m.group(1)) if _last(n) != own]
+            names = [a or b for a, b in _CODE.findall(m.group(1))]
+            superseded[c.sid] = [n for n in dict.fromkeys(names) if _last(n) != own]
         elif row["page_id"] in legacy_pages:
             superseded[c.sid] = []
     if not superseded:
@@ -83,17 +86,19 @@ def step_behind_replacements(qa: QueryAnalysis, head: list[Candidate], rows: dic
 
 
 def _last(title: str) -> str:
-    return title.strip().strip("`").rstrip("()").rsplit(".", 1)[-1].casefold()
+    """The entry's own name as written (`BaseModel.dict` -> `dict`): names are case-
+    sensitive (`assertQuerysetEqual` is replaced by `assertQuerySetEqual`)."""
+    return title.strip().strip("`").removesuffix("()").rsplit(".", 1)[-1]
 
 
 def _quoted(qa: QueryAnalysis, title: str) -> bool:
     """The query names this entry as code (`BaseModel.dict`, `dict()`, `` `json` ``, or a
     query that is only the name); a word such as "JSON" in a sentence does not."""
-    own = _last(title)
+    own = _last(title).casefold()
     if not own:
         return False
     for term in qa.terms:
-        if _last(term) == own and (qa.identifier_only or re.search(r"[._`]|\(\)", term)):
+        if _last(term).casefold() == own and (qa.identifier_only or re.search(r"[._`]|\(\)", term)):
             return True
     return False
 

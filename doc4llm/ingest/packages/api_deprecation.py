@@ -28,6 +28,7 @@ from pathlib import Path
 
 MAX_SOURCE_CHARS = 200_000  # a function longer than this is not read for warnings
 _NAMES_DEPRECATION = re.compile(r"deprecat|removedin\w*warning", re.I)
+_VERSION = re.compile(r"^v?\d+(?:\.\d+){0,3}$")
 _DECORATOR = re.compile(r"^(?:[\w.]+\.)?_?(?:deprecated?|Deprecated)$")
 _SUMMARY = re.compile(r"^\s*(?:\*\*)?deprecated\b|^\s*(?:this|the)\s+(?:[\w`.()]+\s+){0,5}(?:is|are|has been|have been)"
                       r"\s+deprecated\b", re.I)
@@ -143,7 +144,8 @@ def _dotted(node: ast.AST) -> str:
 
 
 def _message(call: ast.Call) -> str:
-    arg = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg in ("message", "msg")), None)
+    arg = call.args[0] if call.args else next(
+        (k.value for k in call.keywords if k.arg in ("message", "msg", "reason")), None)
     return _literal_text(arg) if arg is not None else ""
 
 
@@ -169,4 +171,11 @@ def _first_string(text: str) -> str:
     call = tree.body[0].value
     if not isinstance(call, ast.Call):
         return ""
-    return _message(call)
+    strings = [_literal_text(a) for a in call.args[:3]]
+    if len(strings) > 1 and _VERSION.match(strings[0]) and strings[1]:  # SQLAlchemy: ("1.4", "message")
+        return f"since {strings[0]}: {strings[1]}"
+    version = next((_literal_text(k.value) for k in call.keywords if k.arg in ("version", "since")), "")
+    message = _message(call)
+    if _VERSION.match(message) and not version:
+        return f"since {message}"
+    return f"since {version}: {message}" if version and message else message

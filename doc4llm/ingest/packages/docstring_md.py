@@ -425,8 +425,9 @@ def _directive(name: str, arg: str, body: list[str], deprecations: list[str], de
         sentence = f"*{_VERSIONED[name]} {version}*".replace(" *", "*") if version else f"*{_VERSIONED[name]}*"
         tail = " ".join(x for x in (inline_markdown(rest.strip()), inner) if x)
         if name == "deprecated":
-            deprecations.append(" ".join(f"since {version}: {rest} {text}".split())[:300] if version else
-                                " ".join(f"{rest} {text}".split())[:300])
+            said = " ".join(f"{rest} {text}".split())
+            deprecations.append((f"since {version}: {said}" if said else f"since {version}")[:300] if version
+                                else said[:300])
         return f"{sentence} {tail}".rstrip() if tail else sentence
     if name in _CODE_LANGS:
         lang = arg.split()[0] if arg and name not in ("doctest", "testcode", "ipython", "jupyter-execute", "plot") \
