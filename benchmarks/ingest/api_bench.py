@@ -6,13 +6,16 @@ issue-36 done-when checks that are about API pages.
 Each SPEC (`pypi:numpy==1.26.4`, `npm:zod@3.23.8`; default: the list below) is resolved on
 the real registry, downloaded once into the cache (hash checked as `add` does), extracted
 with the same caps, and only its API pages are generated (no docs, no pandoc): the time is
-the API generation alone. `--dump DIR` writes each page as markdown for reading.
+the API generation alone (CPU-bound: on a shared machine compare runs made together).
+`--dump DIR` writes each page as markdown for reading. `DOC4LLM_TREE=/tmp/old` runs another
+checkout's doc4llm (`git archive <rev> doc4llm | tar -x -C /tmp/old`) for before/after.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shutil
 import sys
@@ -20,7 +23,9 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO))
+# DOC4LLM_TREE=/tmp/old: another checkout's doc4llm (`git archive <rev> doc4llm | tar -x -C /tmp/old`),
+# to compare before/after in one session
+sys.path.insert(0, os.environ.get("DOC4LLM_TREE") or str(REPO))
 
 from doc4llm.ingest.packages import archive as archives  # noqa: E402
 from doc4llm.ingest.packages.http import Http  # noqa: E402
@@ -57,7 +62,10 @@ def api_pages(spec: str, cache: Path, work: Path) -> tuple[list, list[str], floa
     warnings: list[str] = []
     t0 = time.monotonic()
     if ref.ecosystem == "pypi":
-        pages = python_api_pages(root, release.name, warnings, release.version)
+        try:
+            pages = python_api_pages(root, release.name, warnings, release.version)
+        except TypeError:  # a tree from before the `version` argument
+            pages = python_api_pages(root, release.name, warnings)
     else:
         pages = typescript_api_pages(root, warnings)
     return pages, warnings, time.monotonic() - t0
