@@ -31,7 +31,7 @@ from doc4llm.ingest.packages.api_scope import legacy_note, python_scope, stage_p
 from doc4llm.ingest.packages.docstring_md import docstring_markdown, inline_markdown
 from doc4llm.ingest.packages.pages import API, DocPage
 
-# Django 5.0 has ~830 modules once locale data and migrations are left out; the cap bounds
+# Django 5.0 has 660 modules once locale data and migrations are left out; the cap bounds
 # a set's size for packages with thousands of generated modules, and falls on the deepest.
 MAX_MODULES = 600
 MAX_DEFAULT = 80
