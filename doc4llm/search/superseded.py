@@ -42,6 +42,13 @@ _CODE = re.compile(r"`([A-Za-z_][\w.]{0,80})(?:\(\))?`|(?<![\w.`])([A-Za-z_][\w.
 _ASKS_LEGACY = re.compile(r"\b(?:v\d{1,3}|legacy|old(?:er)?|compat\w*|previous)\b", re.I)
 
 
+def deprecation_note(text: str) -> str | None:
+    """The deprecation a section opens with (`**Deprecated:** <this>`, "" when it says no
+    more), else None: for other rules that weigh a deprecated result (confidence)."""
+    m = _MARKER.match(text or "")
+    return m.group(1).strip() if m else None
+
+
 def step_behind_replacements(qa: QueryAnalysis, head: list[Candidate], rows: dict[int, dict], conn=None) -> None:
     """Adjust the scores of `head` in place (the caller sorts)."""
     if not head or asks_about_changes(qa.raw) or _ASKS_LEGACY.search(qa.raw):
@@ -54,10 +61,10 @@ def step_behind_replacements(qa: QueryAnalysis, head: list[Candidate], rows: dic
         if row is None:
             continue
         by_page.setdefault(row["page_id"], []).append(c)
-        m = _MARKER.match(row.get("text") or "")
-        if m:
+        note = deprecation_note(row.get("text") or "")
+        if note is not None:
             own = _last(row.get("title") or "")
-            names = [a or b for a, b in _CODE.findall(m.group(1))]
+            names = [a or b for a, b in _CODE.findall(note)]
             superseded[c.sid] = [n for n in dict.fromkeys(names) if _last(n) != own]
         elif row["page_id"] in legacy_pages:
             superseded[c.sid] = []
