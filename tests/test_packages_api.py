@@ -76,13 +76,19 @@ SDIST = {
     "t/integration/__init__.py": "",
     "t/integration/test_canvas.py": "def test_canvas():\n    pass\n",
     "benchmarks/bench_core.py": "def time_it():\n    pass\n",
+    # a second top package that is all `__init__` beside its tests, as setuptools' pkg_resources
+    "pkg_resources/__init__.py": "def require(*specs):\n    'Ensure that distributions are available.'\n"
+                                 + "# filler\n" * 400,
+    "pkg_resources/tests/__init__.py": "",
+    "pkg_resources/tests/test_resources.py": "def test_require():\n    pass\n",
 }
 
 
 def test_only_the_package_api_is_read(tmp_path):
     pages, warnings = pages_of(write(tmp_path, SDIST))
     titles = set(pages)
-    assert {"pkg (API)", "pkg.core (API)", "pkg.testing (API)", "pkg.conf (API)", "pkg.db.models (API)"} <= titles
+    assert {"pkg (API)", "pkg.core (API)", "pkg.testing (API)", "pkg.conf (API)", "pkg.db.models (API)",
+            "pkg_resources (API)"} <= titles
     for bad in ("tests", "locale", "migrations", "_vendor", "extern", "examples", "mesonish", "t.", "t (",
                 "setup", "bench"):
         assert not any(bad in t for t in titles), (bad, sorted(titles))

@@ -134,8 +134,20 @@ class _Classifier:
         # a top-level package whose subpackages are all test suites and which has almost
         # nothing of its own: celery's `t/` (`t/unit`, `t/integration`, `t/smoke`, `skip.py`);
         # inside a package such a folder is API with tests beside it (`numpy.typing`)
-        return (not inside_package and bool(subpackages) and len(own) <= 2
+        return (not inside_package and bool(subpackages) and len(own) <= 2 and _small_init(folder)
                 and all(self.reason(s, True) == "tests" for s in subpackages))
+
+
+def _small_init(folder: Path, limit: int = 2000) -> bool:
+    """The package's `__init__` holds next to nothing (celery's `t/__init__.py` is empty;
+    `pkg_resources/__init__.py`, 100 KB, is the API itself)."""
+    for name in ("__init__.py", "__init__.pyi"):
+        try:
+            if (folder / name).stat().st_size > limit:
+                return False
+        except OSError:
+            continue
+    return True
 
 
 def _has_test_module_below(folder: Path, limit: int = 2000) -> bool:
@@ -183,6 +195,7 @@ def python_scope(root: Path, dist_name: str) -> PythonScope:
     tooling; the distribution's own name first."""
     scope = PythonScope()
     classify = _Classifier()
+    declared = _declared_top_level(root)
     found: dict[str, Path] = {}
     nested: dict[str, Path] = {}
     for depth_glob in ("*/__init__.py*", "*/*/__init__.py*", "*/*/*/__init__.py*"):
@@ -197,8 +210,8 @@ def python_scope(root: Path, dist_name: str) -> PythonScope:
             if _is_package(pkg.parent):
                 continue
             why = classify.reason(pkg, inside_package=False)
-            if why == "tests" and pkg.name.lower() == dist_name.replace("-", "_").lower():
-                why = None  # the distribution's own package is its API, whatever it holds
+            if why == "tests" and (pkg.name.lower() == dist_name.replace("-", "_").lower() or pkg.name in declared):
+                why = None  # the distribution's own (or declared) package is its API, whatever it holds
             if why is not None:
                 scope.excluded[why] = scope.excluded.get(why, 0) + 1
                 continue
@@ -217,7 +230,6 @@ def python_scope(root: Path, dist_name: str) -> PythonScope:
             for mod in sorted(base.glob("*.py*")):
                 if mod.suffix in (".py", ".pyi") and mod.stem.lower() == want:
                     found[mod.stem] = base
-    declared = _declared_top_level(root)
     if declared and any(n in declared for n in found):
         dropped = [n for n in found if n not in declared]
         if dropped:
