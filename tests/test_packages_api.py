@@ -226,8 +226,8 @@ def test_deprecated_members_say_so_first(tmp_path):
     ("# not a heading", ["\\# not a heading"], []),
     ("A :ref:`(connect timeout,\n    read timeout) <timeouts>` tuple.", ["A (connect timeout, read timeout) tuple."],
      [":ref:"]),
-    ("- UPDATE with LIMIT::\n\n    UPDATE t LIMIT 10\n\n- next", ["- UPDATE with LIMIT:\n\n  ```\n  UPDATE t LIMIT 10\n  ```"],
-     ["::"]),
+    ("- UPDATE with LIMIT::\n\n    UPDATE t LIMIT 10\n\n  .. seealso:: :class:`Update`\n\n- next",
+     ["- UPDATE with LIMIT:\n\n  ```\n  UPDATE t LIMIT 10\n  ```\n\n  > **See also:** `Update`"], ["::"]),
 ])
 def test_docstring_markup_becomes_markdown(doc, want, absent):
     md = docstring_markdown(doc).markdown

@@ -353,8 +353,8 @@ def _rst(text: str, deprecations: list[str], depth: int = 0) -> str:
             literal = item.endswith("::")
             out.append(f"{pad}{marker} {_text_line(_literal_intro(item) if literal else item)}")
             i += 1
-            if literal:
-                i = _take_literal(lines, i, ind, out, pad + "  ")
+            if literal:  # the block is indented past the item's text, not just past its marker
+                i = _take_literal(lines, i, ind + len(bullet.group(0)), out, pad + "  ")
             continue
         # a line directly followed by a deeper one is a definition list's term (reST)
         prev_blank = i == 0 or not lines[i - 1].strip()
