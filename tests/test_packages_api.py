@@ -224,6 +224,10 @@ def test_deprecated_members_say_so_first(tmp_path):
     ('!!! note "Heads up"\n    Indented note body.\n', ["> **Heads up**", "> Indented note body."], ["    Indented"]),
     ("Markdown:\n\n```py\n:meth:`kept` in code\n```\n", ["```py\n:meth:`kept` in code\n```"], []),
     ("# not a heading", ["\\# not a heading"], []),
+    ("======================  ==========\nScalar                  Array\n======================  ==========\n"
+     ":class:`pandas.Period`  :class:`~pandas.arrays.PeriodArray`\n======================  ==========\n",
+     ["```\n======================  ==========\nScalar                  Array\n", "pandas.Period           PeriodArray"],
+     [":class:"]),
     ("A :ref:`(connect timeout,\n    read timeout) <timeouts>` tuple.", ["A (connect timeout, read timeout) tuple."],
      [":ref:"]),
     ("- UPDATE with LIMIT::\n\n    UPDATE t LIMIT 10\n\n  .. seealso:: :class:`Update`\n\n- next",

@@ -310,7 +310,7 @@ def _rst(text: str, deprecations: list[str], depth: int = 0) -> str:
                     j += 1
                     while j < n and lines[j].strip():
                         j += 1
-            out.append(_pad(_fence("\n".join(lines[i:j])), pad))
+            out.append(_pad(_fence("\n".join(_table_line(ln) for ln in lines[i:j])), pad))
             i = j
             continue
         nxt = lines[i + 1] if i + 1 < n else ""
@@ -391,6 +391,20 @@ def _take_literal(lines: list[str], i: int, ind: int, out: list[str], pad: str) 
         out.append(_pad(_fence("\n".join(lines[j:end])), pad))
         return end
     return i
+
+
+def _table_line(line: str) -> str:
+    """A table row with its roles as plain names, padded to their width: the columns
+    stay aligned (the table is shown as written, in a fence)."""
+    if "`" not in line:
+        return line
+
+    def plain(m: re.Match) -> str:
+        text = _role_target(m.group("rbody")) if m.group("role") is not None else (
+            m.group("lit") or m.group("dflt") or m.group("link") or "")
+        return text.ljust(len(m.group(0)))
+
+    return _INLINE.sub(plain, line)
 
 
 def _table_continues(lines: list[str], j: int) -> bool:
