@@ -404,7 +404,7 @@ def _table_line(line: str) -> str:
             m.group("lit") or m.group("dflt") or m.group("link") or "")
         return text.ljust(len(m.group(0)))
 
-    return _INLINE.sub(plain, line)
+    return _INLINE.sub(plain, line).rstrip()
 
 
 def _table_continues(lines: list[str], j: int) -> bool:
