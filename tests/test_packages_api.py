@@ -128,6 +128,18 @@ def test_one_unreadable_module_is_skipped_alone_and_said_once(tmp_path):
     assert "3 module(s)" in skipped[0] and "pkg.bad (syntax error)" in skipped[0] and "pkg (syntax error)" in skipped[0]
 
 
+def test_of_two_copies_of_a_package_the_python3_one_is_read(tmp_path):
+    write(tmp_path, {
+        "lib/yaml/__init__.py": "def load(stream):\n    'Load.'\n",
+        "lib/yaml/reader.py": "print 'python 2 only'\n",
+        "lib3/yaml/__init__.py": "def load(stream):\n    'Load YAML.'\n",
+        "lib3/yaml/reader.py": "class Reader:\n    'Read.'\n",
+    })
+    pages, warnings = pages_of(tmp_path, "pyyaml")
+    assert "Load YAML." in pages["yaml (API)"] and "yaml.reader (API)" in pages
+    assert not any("skipped" in w for w in warnings)
+
+
 def test_cap_keeps_public_shallow_reexported_modules(tmp_path, monkeypatch):
     import doc4llm.ingest.packages.api_python as api
 

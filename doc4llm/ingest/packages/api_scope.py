@@ -138,6 +138,31 @@ class _Classifier:
                 and all(self.reason(s, True) == "tests" for s in subpackages))
 
 
+def _parses(folder: Path, max_files: int = 300, max_bytes: int = 8 * 1024 * 1024) -> bool:
+    """Python 3 parses the package's modules (the first `max_files`, `max_bytes`)."""
+    import ast
+
+    seen = size = 0
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if not name.endswith(".py"):
+                continue
+            path = Path(dirpath) / name
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+                ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return False
+            except OSError:
+                continue
+            seen += 1
+            size += len(text)
+            if seen >= max_files or size >= max_bytes:
+                return True
+    return True
+
+
 def _small_init(folder: Path, limit: int = 2000) -> bool:
     """The package's `__init__` holds next to nothing (celery's `t/__init__.py` is empty;
     `pkg_resources/__init__.py`, 100 KB, is the API itself)."""
@@ -218,7 +243,13 @@ def python_scope(root: Path, dist_name: str) -> PythonScope:
             if pkg.parent != root and _nested_project(root, pkg.parent):
                 nested.setdefault(pkg.name, pkg.parent)
                 continue
-            found.setdefault(pkg.name, pkg.parent)
+            if pkg.name in found and found[pkg.name] != pkg.parent:
+                # two copies (PyYAML 5's `lib/yaml` for Python 2 and `lib3/yaml`): the one
+                # Python 3 can parse
+                if not _parses(found[pkg.name] / pkg.name) and _parses(pkg):
+                    found[pkg.name] = pkg.parent
+                continue
+            found[pkg.name] = pkg.parent
     if nested:
         if found:
             scope.excluded["vendored"] = scope.excluded.get("vendored", 0) + len(nested)
