@@ -13,7 +13,6 @@ Each case runs in a child process (a RecursionError or a crash is a result, not 
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 import tempfile
