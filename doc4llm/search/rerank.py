@@ -26,6 +26,7 @@ from doc4llm.search.features import (
 )
 from doc4llm.search.fusion import Candidate
 from doc4llm.search.ranking_model import WEIGHTS
+from doc4llm.search.superseded import step_behind_replacements
 
 
 def model_score(feats: dict[str, float], mode: str) -> float:
@@ -95,6 +96,7 @@ def rerank(qa: QueryAnalysis, cands: list[Candidate], rows: dict[int, dict], dep
             if c.sid in entries:
                 c.score = top + 0.01
                 c.parts["rerank.page_entry"] = 1.0
+    step_behind_replacements(qa, head, rows, conn)  # deprecated / legacy API entries
     head.sort(key=lambda c: -c.score)
     parent_over_example(head, rows)
     low = head[-1].score if head else 0.0

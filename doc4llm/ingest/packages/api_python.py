@@ -1,96 +1,157 @@
 """An API reference from Python source, by static analysis (griffe): nothing is imported.
 
-A page per public module (`click.testing`), a section per public name (`## CliRunner`),
-methods as `### CliRunner.invoke`, each with its signature in a code block and its
-docstring. A package's `__init__` that only re-exports gets one page that maps each name
-to the module that defines it, so `click.option` leads to `click.decorators`.
+A page per public module (`click.testing (API)`), a section per public name
+(`## CliRunner`), methods as `### CliRunner.invoke`, each with its signature in a code
+block and its docstring as markdown (docstring_md.py). A package's `__init__` that only
+re-exports gets one page that maps each name to the module that defines it, so
+`click.option` leads to `click.decorators`.
+
+What is read: the distribution's own packages without tests, vendored projects,
+benchmarks, examples, locale data and migrations (api_scope.py). Deprecated members say
+so on their first line (`**Deprecated:** ...`, api_deprecation.py) and legacy namespaces
+(`pydantic.v1`) in their page's first lines. When there are more modules than the cap,
+the most important are kept: public, re-exported by the top package, shallow.
 """
 
 from __future__ import annotations
 
 import logging
-import re
+import shutil
+import tempfile
 from pathlib import Path
 
+from doc4llm.ingest.packages.api_deprecation import (
+    SourceCache,
+    body_deprecation,
+    decorator_deprecation,
+    docstring_says_deprecated,
+    module_deprecation,
+)
+from doc4llm.ingest.packages.api_scope import legacy_note, python_scope, stage_packages
+from doc4llm.ingest.packages.docstring_md import docstring_markdown, inline_markdown
 from doc4llm.ingest.packages.pages import API, DocPage
 
-EXCLUDED_TOP = {"tests", "test", "testing_utils", "docs", "doc", "examples", "example", "benchmarks",
-                "bench", "scripts", "tools", "build", "dist", "setup", "conftest", "noxfile", "fabfile",
-                "tasks", "_build", "site"}
-EXCLUDED_PARENTS = {"testing", "example_scripts", "fixtures", "samples", "third_party", "vendor", "_vendor"}
-MAX_MODULES = 400
+# Django 5.0 has 660 modules once locale data and migrations are left out; the cap bounds
+# a set's size for packages with thousands of generated modules, and falls on the deepest.
+MAX_MODULES = 600
 MAX_DEFAULT = 80
-_VERSIONED = re.compile(r"^(\s*)\.\. (versionadded|versionchanged|deprecated|versionremoved)::[ \t]*(\S*)[ \t]*(.*)$")
-_LABEL = {"versionadded": "New in version", "versionchanged": "Changed in version",
-          "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
+MAX_SUMMARY = 160
+DEPRECATED_MARK = "**Deprecated"  # the first line of a deprecated member's section (search reads it)
 
 
 def find_top_packages(root: Path, dist_name: str) -> list[tuple[str, Path]]:
-    """(import name, search path) of the top-level packages in an sdist or wheel: folders
-    with `__init__.py` (or `.pyi`) whose parent is not a package, at most three deep."""
-    found: dict[str, Path] = {}
-    for depth_glob in ("*/__init__.py*", "*/*/__init__.py*", "*/*/*/__init__.py*"):
-        for init in sorted(root.glob(depth_glob)):
-            pkg = init.parent
-            if pkg.name in EXCLUDED_TOP or pkg.name.startswith(".") or not pkg.name.isidentifier():
-                continue
-            parts = pkg.relative_to(root).parts
-            if any(p in EXCLUDED_TOP or p in EXCLUDED_PARENTS or p.startswith(".") or p.endswith(".dist-info")
-                   for p in parts[:-1]):
-                continue
-            if (pkg.parent / "__init__.py").exists() or (pkg.parent / "__init__.pyi").exists():
-                continue
-            found.setdefault(pkg.name, pkg.parent)
-    if not found:  # a single-module distribution (six.py)
-        want = dist_name.replace("-", "_").lower()
-        for base in (root / "src", root):
-            for mod in sorted(base.glob("*.py*")):
-                if mod.suffix in (".py", ".pyi") and mod.stem.lower() == want:
-                    found[mod.stem] = base
-    want = dist_name.replace("-", "_").lower()
-    ordered = sorted(found.items(), key=lambda kv: (kv[0].lower() != want, kv[0].startswith("_"), kv[0]))
-    return ordered[:6]
+    """(import name, search path) of the distribution's top-level packages."""
+    return python_scope(root, dist_name).tops
 
 
-def python_api_pages(root: Path, dist_name: str, warnings: list[str]) -> list[DocPage]:
-    import griffe
-
-    pages: list[DocPage] = []
+def python_api_pages(root: Path, dist_name: str, warnings: list[str], version: str | None = None) -> list[DocPage]:
+    scope = python_scope(root, dist_name)
+    if not scope.tops:
+        return []
     logger = logging.getLogger("griffe")
     level = logger.level
     logger.setLevel(logging.CRITICAL)  # griffe warns about every unresolved alias
+    stage = _stage_dir(root)
     try:
-        tops = find_top_packages(root, dist_name)
-        # one loader for all: `pytest` re-exports from `_pytest`, whose names must resolve
-        loader = griffe.GriffeLoader(search_paths=sorted({str(p) for _, p in tops}), allow_inspection=False,
-                                     store_source=False)
-        loaded = []
-        for name, _ in tops:
-            try:
-                loaded.append((name, loader.load(name, find_stubs_package=False)))
-            except Exception as exc:  # noqa: BLE001 - griffe on odd source: keep the rest
-                warnings.append(f"API of {name}: griffe could not read it ({type(exc).__name__})")
-        for name, module in loaded:
-            if name.startswith("_"):  # private (`_pytest`): loaded only to resolve re-exports
-                continue
-            for mod in _walk_modules(module):
-                if len(pages) >= MAX_MODULES:
-                    warnings.append(f"API reference cut at {MAX_MODULES} modules")
-                    return pages
-                page = _module_page(mod, root)
-                if page:
-                    pages.append(page)
+        stage_packages(scope, root, stage)
+        return _pages(scope.tops, root, stage, version, warnings)
     finally:
         logger.setLevel(level)
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def _stage_dir(root: Path) -> Path:
+    try:  # beside the extracted archive: same file system, so files are hard-linked
+        return Path(tempfile.mkdtemp(prefix=".doc4llm-api-", dir=root.resolve().parent))
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix="doc4llm-api-"))
+
+
+def _pages(tops: list[tuple[str, Path]], root: Path, stage: Path, version: str | None,
+           warnings: list[str]) -> list[DocPage]:
+    from doc4llm.ingest.packages.api_loader import TolerantLoader
+
+    search = [stage / base.resolve().relative_to(root.resolve()) for _, base in tops]
+    # one loader for all: `pytest` re-exports from `_pytest`, whose names must resolve
+    loader = TolerantLoader(search_paths=sorted({str(p) for p in search}), allow_inspection=False,
+                            store_source=False)
+    loaded = []
+    for name, _ in tops:
+        try:
+            module = loader.load(name, find_stubs_package=False)
+        except Exception as exc:  # noqa: BLE001 - not a package griffe can find: keep the rest
+            warnings.append(f"API of {name}: griffe could not read it ({type(exc).__name__})")
+            continue
+        loader.restore_source_exports(module)
+        loaded.append((name, module))
+    if loader.failed:
+        shown = ", ".join(f"{m} ({why})" for m, why in loader.failed[:5])
+        more = f" and {len(loader.failed) - 5} more" if len(loader.failed) > 5 else ""
+        warnings.append(f"API: {len(loader.failed)} module(s) skipped, griffe could not read them: {shown}{more}")
+    sources = SourceCache()
+    candidates = []
+    for name, module in loaded:
+        if name.startswith("_"):  # private (`_pytest`): loaded only to resolve re-exports
+            continue
+        referenced = _referenced_modules(module)
+        for mod in _walk_modules(module):
+            note = legacy_note(mod.path, name, version)
+            candidates.append((_importance(mod, referenced, note), mod, note))
+    ranked = sorted(candidates, key=lambda c: c[0])
+    kept = ranked[:MAX_MODULES]
+    if len(candidates) > MAX_MODULES:
+        cut = ranked[MAX_MODULES:]
+        warnings.append(f"API reference: {MAX_MODULES} of {len(candidates)} modules documented (the cap); "
+                        f"left out the least central, e.g. {', '.join(c[1].path for c in cut[:3])}")
+    order = {id(c[1]): i for i, c in enumerate(candidates)}
+    pages: list[DocPage] = []
+    failed: list[str] = []
+    for _, mod, note in sorted(kept, key=lambda c: order[id(c[1])]):  # in the package's own order
+        try:
+            page = _module_page(mod, stage, note, sources)
+        except Exception:  # noqa: BLE001 - one module that cannot be written loses that page only
+            failed.append(mod.path)
+            continue
+        if page:
+            pages.append(page)
+    if failed:
+        warnings.append(f"API: {len(failed)} module page(s) not written (griffe data unreadable): "
+                        + ", ".join(failed[:5]))
     return pages
 
 
 def _walk_modules(module):
-    yield module
-    for name, sub in sorted(module.modules.items()):
-        if name.startswith("_") or name in EXCLUDED_TOP or getattr(sub, "is_alias", False):
+    """The module and its public submodules, depth first, without recursion."""
+    stack = [module]
+    while stack:
+        mod = stack.pop()
+        yield mod
+        subs = []
+        for name, sub in sorted(mod.modules.items()):
+            if name.startswith("_") or getattr(sub, "is_alias", False):
+                continue
+            subs.append(sub)
+        stack.extend(reversed(subs))
+
+
+def _referenced_modules(top) -> set[str]:
+    """Modules the top package re-exports names from (and their parents)."""
+    out: set[str] = set()
+    for member in list(top.members.values()):
+        if not getattr(member, "is_alias", False):
             continue
-        yield from _walk_modules(sub)
+        target = str(getattr(member, "target_path", "") or "")
+        parts = target.split(".")
+        for i in range(2, len(parts) + 1):
+            out.add(".".join(parts[:i]))
+    return out
+
+
+def _importance(mod, referenced: set[str], legacy: str | None) -> tuple:
+    """Sort key, most important first: not legacy, re-exported by the top package,
+    shallow, then by name."""
+    path = mod.path
+    return (legacy is not None, path not in referenced and "." in path, path.count("."), path)
 
 
 def _exports(module) -> set[str] | None:
@@ -106,7 +167,7 @@ def _public_members(module):
     exports = _exports(module)
     top = module.path.split(".", 1)[0] + "."
     is_init = str(getattr(module, "filepath", "")).endswith(("__init__.py", "__init__.pyi"))
-    for name, member in module.members.items():
+    for name, member in list(module.members.items()):
         if exports is not None:
             if name in exports:
                 yield name, member
@@ -119,9 +180,14 @@ def _public_members(module):
             yield name, member
 
 
-def _module_page(module, root: Path) -> DocPage | None:
+def _module_page(module, stage: Path, legacy: str | None, sources: SourceCache) -> DocPage | None:
     parts: list[str] = []
-    doc = _docstring(module)
+    if legacy:
+        parts.append(f"> **{legacy.split(':', 1)[0]}:**{legacy.split(':', 1)[1]}")
+    deprecated = module_deprecation(module, sources)
+    if deprecated is not None:
+        parts.append(_deprecated_line(deprecated))
+    doc, _ = _docstring(module)
     if doc:
         parts.append(doc)
     reexports: list[str] = []
@@ -130,21 +196,23 @@ def _module_page(module, root: Path) -> DocPage | None:
             target = getattr(member, "target_path", "") or ""
             hidden = _private_target(member)
             if hidden is not None:  # defined in a private module (httpx._client): document it here
-                section = _member_section(name, hidden, 2)
+                section = _member_section(name, hidden, 2, sources)
                 if section:
                     parts.append(section)
                     continue
-            reexports.append(f"- `{name}`: defined in `{target.rsplit('.', 1)[0]}`" if "." in target else f"- `{name}`")
+            where = f": defined in `{target.rsplit('.', 1)[0]}`" if "." in target else ""
+            summary = _alias_summary(member)
+            reexports.append(f"- `{name}`{where}" + (f". {summary}" if summary else ""))
             continue
-        section = _member_section(name, member, 2)
+        section = _member_section(name, member, 2, sources)
         if section:
             parts.append(section)
     if reexports:
         parts.append("## Names exported here\n\n" + "\n".join(reexports))
-    if not parts:
+    if not parts or (legacy and len(parts) == 1):
         return None
     try:
-        rel = Path(module.filepath).resolve().relative_to(root.resolve()).as_posix()
+        rel = Path(module.filepath).resolve().relative_to(stage.resolve()).as_posix()
     except (ValueError, TypeError, AttributeError):
         rel = module.path
     return DocPage(f"{module.path} (API)", "\n\n".join(parts), rel, f"api:{module.path}", API)
@@ -163,14 +231,53 @@ def _private_target(alias):
     return None if getattr(target, "is_alias", False) else target
 
 
-def _member_section(name: str, obj, level: int, owner: str = "") -> str | None:
+def _alias_summary(alias) -> str:
+    """The first sentence of a re-exported name's docstring, when it resolves."""
+    try:
+        target = alias.final_target
+        ds = getattr(target, "docstring", None)
+    except Exception:  # noqa: BLE001 - outside the package or cyclic
+        return ""
+    if ds is None or not ds.value.strip():
+        return ""
+    first = " ".join(ds.value.strip().split("\n\n", 1)[0].split())
+    sentence = first.split(". ", 1)[0].rstrip(".")
+    if sentence.startswith(("..", ":")):
+        return ""
+    return inline_markdown((sentence[:MAX_SUMMARY] + "...") if len(sentence) > MAX_SUMMARY else sentence + ".")
+
+
+def _deprecated_line(message: str) -> str:
+    message = inline_markdown(" ".join(message.split()))
+    return f"{DEPRECATED_MARK}:** {message}" if message else f"{DEPRECATED_MARK}.**"
+
+
+def _deprecation(obj, doc_deprecations: list[str], raw_doc: str, sources: SourceCache) -> str | None:
+    """Why `obj` is deprecated ("" when nothing says more than that), else None."""
+    found = decorator_deprecation(obj)
+    if found is None and getattr(obj, "kind", None) is not None and obj.kind.value in ("function", "class"):
+        found = body_deprecation(obj, sources)
+    if found is None and doc_deprecations:
+        found = doc_deprecations[0]
+    if found is None and raw_doc and docstring_says_deprecated(raw_doc):
+        found = ""
+    return found
+
+
+def _member_section(name: str, obj, level: int, sources: SourceCache, owner: str = "") -> str | None:
     kind = obj.kind.value
     title = f"{owner}.{name}" if owner else name
     head = "#" * level + " " + title
-    doc = _docstring(obj)
+    doc, doc_deprecations = _docstring(obj)
+    raw = obj.docstring.value if getattr(obj, "docstring", None) is not None else ""
+    if kind in ("function", "class"):
+        deprecated = _deprecation(obj, doc_deprecations, raw, sources)
+    else:
+        deprecated = doc_deprecations[0] if doc_deprecations else None
+    mark = _deprecated_line(deprecated) if deprecated is not None else ""
     if kind == "function":
         sig = _function_signature(name, obj)
-        return "\n\n".join(x for x in (head, f"```python\n{sig}\n```", doc) if x)
+        return "\n\n".join(x for x in (head, mark, f"```python\n{sig}\n```", doc) if x)
     if kind == "class":
         bases = ", ".join(str(b) for b in obj.bases)
         init = obj.members.get("__init__")
@@ -178,24 +285,23 @@ def _member_section(name: str, obj, level: int, owner: str = "") -> str | None:
         sig = f"class {name}({bases})" if bases else f"class {name}"
         if params:
             sig += f"\n    # {name}({params})"
-        out = [head, f"```python\n{sig}\n```"]
-        if doc:
-            out.append(doc)
+        out = [x for x in (head, mark, f"```python\n{sig}\n```", doc) if x]
         attrs = []
-        for mname, member in obj.members.items():
+        for mname, member in list(obj.members.items()):
             if mname.startswith("_") or member.is_alias:
                 continue
             if member.kind.value == "attribute":
                 ann = f": {member.annotation}" if member.annotation is not None else ""
-                mdoc = _docstring(member)
-                attrs.append(f"- `{mname}{ann}`" + (f": {' '.join(mdoc.split())[:300]}" if mdoc else ""))
+                mdoc = member.docstring.value if member.docstring is not None else ""
+                summary = _one_line(mdoc)
+                attrs.append(f"- `{mname}{ann}`" + (f": {summary}" if summary else ""))
         if attrs:
             out.append("Attributes:\n\n" + "\n".join(attrs))
         if level < 4:
-            for mname, member in obj.members.items():
+            for mname, member in list(obj.members.items()):
                 if mname.startswith("_") or member.is_alias or member.kind.value not in ("function", "class"):
                     continue
-                sub = _member_section(mname, member, level + 1, owner=title)
+                sub = _member_section(mname, member, level + 1, sources, owner=title)
                 if sub:
                     out.append(sub)
         return "\n\n".join(out)
@@ -206,8 +312,13 @@ def _member_section(name: str, obj, level: int, owner: str = "") -> str | None:
         value = str(obj.value) if obj.value is not None else ""
         value = value if len(value) <= MAX_DEFAULT else value[:MAX_DEFAULT] + "..."
         code = f"{name}{ann}" + (f" = {value}" if value else "")
-        return "\n\n".join(x for x in (head, f"```python\n{code}\n```", doc) if x)
+        return "\n\n".join(x for x in (head, mark, f"```python\n{code}\n```", doc) if x)
     return None
+
+
+def _one_line(doc: str) -> str:
+    text = inline_markdown(" ".join(doc.split()))  # before the cut: a role cut in two stays a role
+    return text[:300] + ("..." if len(text) > 300 else "")
 
 
 def _params(func, drop_self: bool = False) -> str:
@@ -251,18 +362,10 @@ def _function_signature(name: str, func) -> str:
     return "\n".join(decorators + [f"{prefix} {name}({_params(func)}){ret}"])
 
 
-def _docstring(obj) -> str:
-    """The docstring as markdown-safe text: no line turns into a heading, and Sphinx's
-    versionadded / versionchanged / deprecated read as sentences (version questions)."""
+def _docstring(obj) -> tuple[str, list[str]]:
+    """The docstring as markdown (docstring_md.py) and the deprecation notes it holds."""
     ds = getattr(obj, "docstring", None)
     if ds is None or not ds.value.strip():
-        return ""
-    out = []
-    for line in ds.value.strip("\n").split("\n"):
-        m = _VERSIONED.match(line)
-        if m:
-            line = f"{m.group(1)}*{_LABEL[m.group(2)]} {m.group(3)}*" + (f" {m.group(4)}" if m.group(4) else "")
-        elif line.lstrip().startswith("#"):
-            line = line.replace("#", "\\#", 1)
-        out.append(line)
-    return "\n".join(out)
+        return "", []
+    converted = docstring_markdown(ds.value)
+    return converted.markdown, converted.deprecations

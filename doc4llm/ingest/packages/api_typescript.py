@@ -4,50 +4,41 @@ A page per declaration file (`index.d.ts`), a section per exported name (`## pLi
 with its JSDoc as text and its declaration as a TypeScript block; members of exported
 types, interfaces and classes that carry their own JSDoc get `### Type.member`. Parsing
 is tree-sitter's (linear, no code run); files and declarations are capped in size.
+
+Every form `tsc` and bundlers (rollup-plugin-dts) emit counts as an export:
+`export declare class/abstract class/function/const/namespace/enum/type`, `export
+interface`, `declare ...` then `export { A, B as C }`, `export default X`, `export = X`
+(a CommonJS module: `X`'s namespace members are documented as `X.member`), and in a file
+without any import or export (a global script) every declaration. Re-exports (`export *
+from "./lib"`, `export { A } from "./b"`) are listed with the file that defines them
+(dts_files.py orders files so the entry points and what they re-export come first).
+
+Namespaces are walked with an explicit stack, at most MAX_NAMESPACE_DEPTH deep: a file
+of 5,000 nested `export namespace A {` takes linear time and says where it stopped.
+A member whose JSDoc has `@deprecated` opens with `**Deprecated:** ...`.
 """
 
 from __future__ import annotations
 
-import json
-import os
 import re
 from pathlib import Path
 
+from doc4llm.ingest.packages.dts_files import DTS_SUFFIXES, dts_files, resolve_specifier
 from doc4llm.ingest.packages.pages import API, DocPage
 
-DTS_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
-MAX_FILES = 300
+__all__ = ["DTS_SUFFIXES", "dts_files", "jsdoc_markdown", "typescript_api_pages"]
+
 MAX_FILE_BYTES = 2 * 1024 * 1024
 MAX_DECL_CHARS = 4000
-SKIP_DIRS = {"node_modules", ".git", "test", "tests", "__tests__", "fixtures", "examples"}
+MAX_NAMESPACE_DEPTH = 8
+MAX_REEXPORTS = 200
 DECLS = {"function_signature", "function_declaration", "class_declaration", "abstract_class_declaration",
          "interface_declaration", "type_alias_declaration", "enum_declaration", "lexical_declaration",
-         "variable_declaration", "module", "internal_module"}
+         "variable_declaration", "module", "internal_module", "generator_function_declaration"}
 MEMBERS = {"property_signature", "method_signature", "public_field_definition", "method_definition",
            "abstract_method_signature", "call_signature", "construct_signature"}
 _TAG = re.compile(r"^@(\w+)\s*(.*)$")
-
-
-def dts_files(root: Path) -> list[Path]:
-    """Declaration files, the package's `types`/`typings` entry first."""
-    entry: Path | None = None
-    try:
-        pkg = json.loads((root / "package.json").read_text(encoding="utf-8", errors="replace"))
-        types = pkg.get("types") or pkg.get("typings") if isinstance(pkg, dict) else None
-        if isinstance(types, str):
-            cand = (root / types).resolve()
-            if cand.is_relative_to(root.resolve()) and cand.is_file():
-                entry = cand
-    except (OSError, ValueError):
-        pass
-    found: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
-        for name in sorted(filenames):
-            if name.endswith(DTS_SUFFIXES):
-                found.append(Path(dirpath) / name)
-    found.sort(key=lambda p: (p.resolve() != entry, len(p.relative_to(root).parts), str(p)))
-    return found[:MAX_FILES]
+_DEPRECATED_TAG = re.compile(r"^[ \t]*(?:/\*\*|\*)?[ \t]*@deprecated\b[ \t]*(.*)$", re.M)
 
 
 def typescript_api_pages(root: Path, warnings: list[str], label: str = "") -> list[DocPage]:
@@ -56,22 +47,27 @@ def typescript_api_pages(root: Path, warnings: list[str], label: str = "") -> li
     parser = get_parser("typescript")
     pages = []
     files = dts_files(root)
+    known = {p.resolve(): p for p in files}
+    deep: list[str] = []
     for path in files:
+        rel = path.relative_to(root).as_posix()
         if path.stat().st_size > MAX_FILE_BYTES:
-            warnings.append(f"{path.relative_to(root).as_posix()}: larger than 2 MB, not read")
+            warnings.append(f"{rel}: larger than 2 MB, not read")
             continue
         src = path.read_bytes()
         tree = parser.parse(src)
-        sections: list[str] = []
-        reexports: list[str] = []
-        _collect(tree.root_node, src, sections, reexports, prefix="")
-        rel = path.relative_to(root).as_posix()
-        if reexports:
-            sections.append("## Re-exports\n\n" + "\n".join(f"- `{r}`" for r in reexports[:200]))
-        if not sections:
+        doc = _FileDoc(src, path, root, known)
+        doc.collect(tree.root_node)
+        if doc.too_deep:
+            deep.append(rel)
+        body = doc.render()
+        if not body:
             continue
         title = f"{label}{rel}".replace("/", " - ")  # a folder name holds no "/"
-        pages.append(DocPage(title, "\n\n".join(sections), rel, f"api:{label}{rel}", API))
+        pages.append(DocPage(title, body, rel, f"api:{label}{rel}", API))
+    if deep:
+        warnings.append(f"namespaces nested deeper than {MAX_NAMESPACE_DEPTH} levels not documented in "
+                        + ", ".join(deep[:3]) + (f" and {len(deep) - 3} more" if len(deep) > 3 else ""))
     return pages
 
 
@@ -79,32 +75,198 @@ def _text(node, src: bytes) -> str:
     return src[node.start_byte:node.end_byte].decode("utf-8", errors="replace")
 
 
-def _collect(container, src: bytes, sections: list[str], reexports: list[str], prefix: str,
-             exported_only: bool = False) -> None:
-    by_name: dict[str, int] = {}
-    doc: str | None = None
-    for node in container.named_children:
-        if node.type == "comment":
-            text = _text(node, src)
-            doc = text if text.startswith("/**") else None
-            continue
-        this_doc, doc = doc, None
-        decl, default = node, False
-        if node.type == "export_statement":
-            inner = node.child_by_field_name("declaration")
-            if inner is None:
-                if node.child_by_field_name("source") is not None or any(c.type == "export_clause" for c in node.named_children):
-                    reexports.append(" ".join(_text(node, src).split())[:200])
+class _FileDoc:
+    """The sections of one declaration file, built in one pass over its top level and an
+    explicit stack of namespace bodies."""
+
+    def __init__(self, src: bytes, path: Path, root: Path, known: dict[Path, Path]) -> None:
+        self.src = src
+        self.path = path
+        self.root = root
+        self.known = known
+        self.sections: list[tuple[int, str]] = []  # (byte offset, text)
+        self.by_name: dict[str, int] = {}
+        self.reexports: list[str] = []
+        self.locals: dict[str, list[tuple]] = {}  # name -> [(decl, outer, jsdoc)] not exported in place
+        self.too_deep = False
+
+    # -- walking -----------------------------------------------------------------------
+    def collect(self, program) -> None:
+        children = program.named_children
+        is_module = any(c.type in ("export_statement", "import_statement") for c in children)
+        listed: dict[str, str] = {}  # local name -> exported name (`export { a as b }`, default, =)
+        defaults: set[str] = set()
+        equals: set[str] = set()
+        stack: list[tuple[object, str, int, bool]] = [(program, "", 0, is_module)]
+        while stack:
+            container, prefix, depth, module_scope = stack.pop()
+            doc: str | None = None
+            for node in container.named_children:
+                if node.type == "comment":
+                    text = _text(node, self.src)
+                    doc = text if text.startswith("/**") else None
+                    continue
+                this_doc, doc = doc, None
+                if node.type == "export_statement":
+                    if depth == 0:
+                        self._export_statement(node, this_doc, listed, defaults, equals, stack)
+                    else:  # `export` inside a namespace: documented as a member
+                        inner = node.child_by_field_name("declaration")
+                        if inner is not None:
+                            self._document(_unwrap(inner), node, this_doc, prefix, depth, stack)
+                    continue
+                decl = _unwrap(node) if node.type == "ambient_declaration" else node
+                if decl is None or decl.type not in DECLS:
+                    continue
+                if module_scope and depth == 0:  # module-private unless an export list names it
+                    for name in _names(decl, self.src):
+                        self.locals.setdefault(name, []).append((decl, node, this_doc))
+                    continue
+                self._document(decl, node, this_doc, prefix, depth, stack)
+        for local, exported in listed.items():
+            if local not in self.locals and local in self.by_name and local == exported:
+                if local in defaults or local in equals:  # `export declare const z` + `export default z`
+                    self._note(local, "*Default export.*" if local in defaults else "*The module's export (`export =`).*")
                 continue
-            decl, default = inner, any(c.type == "default" for c in node.children)
-        elif node.type == "ambient_declaration":
-            inner = next((c for c in node.named_children if c.type in DECLS), None)
-            if inner is None:
+            if local not in self.locals:  # an imported name exported again (`export { z }`)
+                what = "default export" if local in defaults else "`export =`" if local in equals else "export"
+                self.reexports.append(f"`{exported}`: {what} of a name imported from elsewhere"
+                                      + (f" (`{local}`)" if exported != local else ""))
                 continue
-            decl = inner
-        elif exported_only or node.type not in DECLS:
-            continue
-        _declaration(decl, node, src, this_doc, sections, reexports, prefix, by_name, default)
+            for decl, outer, jsdoc in self.locals.get(local, []):
+                note = ("*Default export.*" if local in defaults else
+                        "*The module's export (`export =`).*" if local in equals else "")
+                if exported != local:
+                    note = (note + " " if note else "") + f"*Declared as `{local}`.*"
+                self._document(decl, outer, jsdoc, "", 0, stack, name=exported, note=note)
+        self._drain(stack)
+
+    def _drain(self, stack) -> None:
+        """Namespace bodies pushed while documenting the export lists."""
+        while stack:
+            container, prefix, depth, _ = stack.pop()
+            doc: str | None = None
+            for node in container.named_children:
+                if node.type == "comment":
+                    text = _text(node, self.src)
+                    doc = text if text.startswith("/**") else None
+                    continue
+                this_doc, doc = doc, None
+                inner = node.child_by_field_name("declaration") if node.type == "export_statement" else None
+                decl = _unwrap(inner if inner is not None else node)
+                if decl is not None and decl.type in DECLS:
+                    self._document(decl, node, this_doc, prefix, depth, stack)
+
+    def _export_statement(self, node, jsdoc, listed, defaults, equals, stack) -> None:
+        inner = node.child_by_field_name("declaration")
+        is_default = any(c.type == "default" for c in node.children)
+        if inner is not None:
+            self._document(_unwrap(inner), node, jsdoc, "", 0, stack, default=is_default)
+            return
+        source = node.child_by_field_name("source")
+        clause = next((c for c in node.named_children if c.type == "export_clause"), None)
+        if source is not None:
+            self._reexport(node, source, clause)
+            return
+        if clause is not None:
+            for spec in clause.named_children:
+                if spec.type != "export_specifier":
+                    continue
+                name = spec.child_by_field_name("name")
+                alias = spec.child_by_field_name("alias")
+                if name is not None:
+                    local = _text(name, self.src)
+                    listed[local] = _text(alias, self.src) if alias is not None else local
+            return
+        if _text(node, self.src).startswith("export as namespace"):
+            return  # the UMD global name of the module, not a declaration
+        value = node.child_by_field_name("value") or next(
+            (c for c in node.named_children if c.type in ("identifier", "nested_identifier")), None)
+        if value is not None and value.type == "identifier":
+            name = _text(value, self.src)
+            listed.setdefault(name, name)
+            (defaults if is_default else equals).add(name)
+        elif node.named_children and node.named_children[0].type == "import_alias" or \
+                _text(node, self.src).startswith("export import"):
+            self.reexports.append(" ".join(_text(node, self.src).split())[:200])
+
+    def _reexport(self, node, source, clause) -> None:
+        spec = _text(source, self.src).strip("'\"")
+        stmt = " ".join(_text(node, self.src).split())[:200]
+        target = resolve_specifier(self.path, spec, self.known) if spec.startswith(".") else None
+        if target is not None:
+            rel = self.known[target].relative_to(self.root).as_posix()
+            self.reexports.append(f"`{stmt}`: defined in `{rel}`")
+        else:
+            self.reexports.append(f"`{stmt}`")
+
+    def _document(self, decl, outer, jsdoc, prefix, depth, stack, name: str | None = None,
+                  default: bool = False, note: str = "") -> None:
+        if decl is None:
+            return
+        names = [name] if name else _names(decl, self.src)
+        if not names:
+            return
+        if decl.type in ("module", "internal_module"):
+            body = decl.child_by_field_name("body")
+            if body is None:
+                return
+            if depth + 1 > MAX_NAMESPACE_DEPTH:
+                self.too_deep = True
+                return
+            inner_prefix = f"{prefix}{names[0]}." if decl.type == "internal_module" else prefix
+            stack.append((body, inner_prefix, depth + 1, False))
+            if jsdoc and decl.type == "internal_module":
+                self._add(outer.start_byte, prefix + names[0], [jsdoc_markdown(jsdoc)], jsdoc)
+            return
+        code = _text(outer, self.src)
+        if len(code) > MAX_DECL_CHARS:
+            code = code[:MAX_DECL_CHARS] + "\n// ... (cut)"
+        title = prefix + ", ".join(names)
+        parts = []
+        if default:
+            parts.append("*Default export.*")
+        if note:
+            parts.append(note)
+        text = jsdoc_markdown(jsdoc, deprecated_tag=False) if jsdoc else ""
+        parts += [x for x in (text, f"```ts\n{code}\n```") if x]
+        self._add(outer.start_byte, title, parts + _member_sections(decl, self.src, title), jsdoc)
+
+    def _add(self, offset: int, title: str, parts: list[str], jsdoc: str | None) -> None:
+        if title in self.by_name:  # an overload, or a namespace merged with a function: one section
+            i = self.by_name[title]
+            pos, text = self.sections[i]
+            self.sections[i] = (pos, text + "\n\n" + "\n\n".join(p for p in parts if p))
+            return
+        mark = deprecation_line(jsdoc) if jsdoc else None
+        head = [f"## {title}"] + ([mark] if mark else [])
+        self.by_name[title] = len(self.sections)
+        self.sections.append((offset, "\n\n".join(head + [p for p in parts if p])))
+
+    def _note(self, title: str, note: str) -> None:
+        """A line added under a section's heading (and its deprecation line)."""
+        i = self.by_name[title]
+        pos, text = self.sections[i]
+        head, _, rest = text.partition("\n\n")
+        if rest.startswith("**Deprecated"):
+            mark, _, rest = rest.partition("\n\n")
+            head = f"{head}\n\n{mark}"
+        self.sections[i] = (pos, f"{head}\n\n{note}\n\n{rest}" if rest else f"{head}\n\n{note}")
+
+    def render(self) -> str:
+        parts = [text for _, text in sorted(self.sections, key=lambda s: s[0])]
+        if self.reexports:
+            items = self.reexports[:MAX_REEXPORTS]
+            parts.append("## Re-exports\n\n" + "\n".join(f"- {r}" if r.startswith("`") else f"- `{r}`"
+                                                         for r in items))
+        return "\n\n".join(parts)
+
+
+def _unwrap(node):
+    """`declare class X` -> the class declaration (tsc writes `export declare ...`)."""
+    if node is None or node.type != "ambient_declaration":
+        return node
+    return next((c for c in node.named_children if c.type in DECLS), None)
 
 
 def _names(decl, src: bytes) -> list[str]:
@@ -113,35 +275,6 @@ def _names(decl, src: bytes) -> list[str]:
                 if d.type == "variable_declarator" and d.child_by_field_name("name") is not None]
     name = decl.child_by_field_name("name")
     return [_text(name, src).strip("'\"")] if name is not None else []
-
-
-def _declaration(decl, outer, src: bytes, jsdoc: str | None, sections: list[str], reexports: list[str],
-                 prefix: str, by_name: dict[str, int], default: bool) -> None:
-    names = _names(decl, src)
-    if not names:
-        return
-    if decl.type in ("module", "internal_module"):
-        body = decl.child_by_field_name("body")
-        if body is not None:
-            name = names[0]
-            _collect(body, src, sections, reexports, prefix=f"{prefix}{name}." if decl.type == "internal_module" else prefix)
-        return
-    code = _text(outer, src)
-    if len(code) > MAX_DECL_CHARS:
-        code = code[:MAX_DECL_CHARS] + "\n// ... (cut)"
-    title = prefix + ", ".join(names)
-    text = jsdoc_markdown(jsdoc) if jsdoc else ""
-    block = f"```ts\n{code}\n```"
-    if title in by_name:  # an overload: one section, every signature
-        sections[by_name[title]] += "\n\n" + "\n\n".join(x for x in (text, block) if x)
-        return
-    parts = [f"## {title}"]
-    if default:
-        parts.append("*Default export.*")
-    parts += [x for x in (text, block) if x]
-    members = _member_sections(decl, src, title)
-    by_name[title] = len(sections)
-    sections.append("\n\n".join(parts + members))
 
 
 def _member_sections(decl, src: bytes, owner: str) -> list[str]:
@@ -163,12 +296,24 @@ def _member_sections(decl, src: bytes, owner: str) -> list[str]:
         code = _text(node, src)
         if len(code) > MAX_DECL_CHARS:
             code = code[:MAX_DECL_CHARS] + "\n// ... (cut)"
-        out.append(f"### {owner}.{name}\n\n{jsdoc_markdown(this_doc)}\n\n```ts\n{code}\n```")
+        mark = deprecation_line(this_doc)
+        head = f"### {owner}.{name}" + (f"\n\n{mark}" if mark else "")
+        out.append(f"{head}\n\n{jsdoc_markdown(this_doc, deprecated_tag=False)}\n\n```ts\n{code}\n```")
     return out
 
 
-def jsdoc_markdown(comment: str) -> str:
-    """`/** ... */` -> text: the leading `*` gone, @param/@returns as a list, @example as code."""
+def deprecation_line(comment: str) -> str | None:
+    """`**Deprecated:** <text>` for a JSDoc comment with `@deprecated`, else None."""
+    m = _DEPRECATED_TAG.search(comment)
+    if m is None:
+        return None
+    text = " ".join(m.group(1).replace("*/", "").split())
+    return f"**Deprecated:** {text}" if text else "**Deprecated.**"
+
+
+def jsdoc_markdown(comment: str, deprecated_tag: bool = True) -> str:
+    """`/** ... */` -> text: the leading `*` gone, @param/@returns as a list, @example as
+    code; `@deprecated` in bold unless the caller shows it as the section's first line."""
     body = comment[3:-2] if comment.endswith("*/") else comment[3:]
     lines = [re.sub(r"^\s*\* ?", "", ln) if ln.lstrip().startswith("*") else ln.strip() for ln in body.split("\n")]
     out: list[str] = []
@@ -191,7 +336,8 @@ def jsdoc_markdown(comment: str) -> str:
             elif tag in ("returns", "return"):
                 out.append(f"- Returns: {rest}")
             elif tag == "deprecated":
-                out.append(f"**Deprecated.** {rest}".rstrip())
+                if deprecated_tag:
+                    out.append(f"**Deprecated.** {rest}".rstrip())
             else:
                 out.append(f"- @{tag} {rest}".rstrip())
             continue

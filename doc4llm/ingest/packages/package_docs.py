@@ -185,7 +185,7 @@ def collect_pages(root: Path, release: Release, meta: dict, warnings: list[str],
     if release.ecosystem == "pypi":
         from doc4llm.ingest.packages.api_python import python_api_pages
 
-        api = python_api_pages(root, release.name, warnings)
+        api = python_api_pages(root, release.name, warnings, release.version)
     else:
         from doc4llm.ingest.packages.api_typescript import typescript_api_pages
 

@@ -1,0 +1,225 @@
+"""griffe's loader, made to lose one module at most and to keep the real `__all__`.
+
+Two things griffe does that an API reference of an untrusted archive cannot accept:
+
+- **One module it cannot read** (Python 2 syntax, a visitor error on odd code, nesting
+  deep enough for a RecursionError) raises out of `load()` when it is the package's
+  `__init__`, and with some errors from any module: the whole package's API was lost
+  (issue 33 item 21). Here a module that fails is replaced by an empty one and recorded;
+  its submodules and every other module load as usual. The caller says so once.
+- **Stubs beside the source** (`numeric.py` + `numeric.pyi`) are merged, and the stub's
+  `__all__` replaces the module's: numpy's stubs declare `__all__: list[str]` with no
+  value, so `numpy.core.numeric` exported nothing and `numpy.isclose` had no entry. Here
+  the source's exports are kept and the stub's names are added (stubs complement, never
+  shrink).
+
+Both hook griffe's module visit (`GriffeLoader._visit_module`, present since griffe 0.x);
+if a griffe release drops it, loading still works without these two guarantees, and the
+tests that cover them fail.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import griffe
+
+
+class TolerantLoader(griffe.GriffeLoader):
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.failed: list[tuple[str, str]] = []  # (module, reason)
+        self._source_exports: dict[int, tuple[object, list | None]] = {}
+
+    def _visit_module(self, module_name: str, module_path: Path, parent=None):
+        name = f"{parent.path}.{module_name}" if parent is not None else module_name
+        try:
+            module = super()._visit_module(module_name, module_path, parent)
+        except Exception as exc:  # noqa: BLE001 - any failure loses this module only
+            self.failed.append((name, _reason(exc)))
+            module = griffe.Module(module_name, filepath=module_path, parent=parent,
+                                   lines_collection=self.lines_collection,
+                                   modules_collection=self.modules_collection)
+        if Path(module_path).suffix == ".py":
+            exports = module.exports
+            built = _all_from_source(Path(module_path))
+            self._source_exports[id(module)] = (module, built if built is not None else
+                                                (list(exports) if exports is not None else None))
+        return module
+
+    def _post_load(self, module, obj_path: str):
+        # before griffe expands exports and wildcards (`from .core import *` follows `__all__`)
+        self._restore(expand=False)
+        return super()._post_load(module, obj_path)
+
+    def restore_source_exports(self, top) -> None:
+        """After loading `top`: each module's exports are its source's `__all__` plus
+        its stub's names (when the source has `__all__`), then expanded again. Done by
+        `_post_load` already when griffe calls it; this is the fallback."""
+        self._restore(expand=True, top=top)
+
+    def _restore(self, expand: bool, top=None) -> None:
+        changed = False
+        resolving: dict[int, list | None] = {}
+        for key, (module, source) in list(self._source_exports.items()):
+            if source is not None and any(isinstance(e, _Ref) for e in source):
+                self._source_exports[key] = (module, self._resolve_refs(module, source, resolving))
+        for module, source in self._source_exports.values():
+            current = module.exports
+            if source is None:
+                if current is not None and Path(str(module.filepath)).suffix == ".py":
+                    module.exports = None  # the source says "every public name": stubs do not narrow it
+                    changed = True
+                continue
+            merged = list(source)
+            seen = {_export_name(e) for e in merged}
+            stub = Path(str(module.filepath)).with_suffix(".pyi")
+            for e in (current or ()) if stub.is_file() else ():  # only a stub's names complement
+                if isinstance(e, str) and _export_name(e) not in seen:
+                    merged.append(e)
+                    seen.add(_export_name(e))
+            if current is None or [_export_name(e) for e in current] != [_export_name(e) for e in merged]:
+                module.exports = merged
+                changed = True
+        if changed and expand and top is not None:  # again, with the real exports
+            for step in (self.expand_exports, lambda m: self.expand_wildcards(m, external=False)):
+                try:
+                    step(top)
+                except Exception:  # noqa: BLE001 - what griffe cannot expand is left as it was
+                    pass
+
+    def _resolve_refs(self, module, source: list, resolving: dict[int, list | None]) -> list:
+        """`__all__ += core.__all__`: the names of `core`'s own (resolved) `__all__`."""
+        key = id(module)
+        if key in resolving:
+            return resolving[key] or []  # a cycle, or already done
+        resolving[key] = None
+        out: list = []
+        for entry in source:
+            if not isinstance(entry, _Ref):
+                if entry not in out:
+                    out.append(entry)
+                continue
+            if entry.remove:
+                if entry.name in out:
+                    out.remove(entry.name)
+                continue
+            target = _member_module(module, entry.name)
+            if target is None:
+                continue
+            known = self._source_exports.get(id(target))
+            names = known[1] if known is not None else target.exports
+            if names and any(isinstance(e, _Ref) for e in names):
+                names = self._resolve_refs(target, names, resolving)
+            for name in names or ():
+                if isinstance(name, str) and name not in out:
+                    out.append(name)
+        resolving[key] = out
+        return out
+
+
+class _Ref:
+    """`name.__all__` in an `__all__` expression: resolved once every module is loaded."""
+
+    __slots__ = ("name", "remove")
+
+    def __init__(self, name: str, remove: bool = False) -> None:
+        self.name = name
+        self.remove = remove  # `__all__.remove("min")` after `+= core.__all__`
+
+
+def _member_module(module, name: str):
+    try:
+        member = module.members.get(name)
+        if member is None:
+            return None
+        if getattr(member, "is_alias", False):
+            member = member.final_target
+        return member if getattr(member, "is_module", False) else None
+    except Exception:  # noqa: BLE001 - outside the loaded packages, or cyclic
+        return None
+
+
+_BUILDS_ALL = re.compile(r"__all__\s*(?:\+=|\.(?:extend|append|remove)\s*\()")
+MAX_ALL_SOURCE = 2_000_000
+
+
+def _all_from_source(path: Path) -> list | None:
+    """`__all__` as the module's top-level statements build it, read with `ast` (never
+    run): `=`, `+=`, `.extend()`, `.append()`, `.remove()` of string lists and of other
+    modules' `__all__`, also inside top-level `if`/`try` blocks (numpy builds its
+    `__all__` so, and griffe reads the first assignment only). None when the module
+    does not build its `__all__` in steps (griffe's reading stands)."""
+    try:
+        if path.stat().st_size > MAX_ALL_SOURCE:
+            return None
+        text = path.read_text(encoding="utf-8-sig", errors="replace")
+    except OSError:
+        return None
+    if not _BUILDS_ALL.search(text):
+        return None
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    names: list | None = None
+    stack = [iter(tree.body)]
+    while stack:
+        stmt = next(stack[-1], None)
+        if stmt is None:
+            stack.pop()
+            continue
+        if isinstance(stmt, ast.If):
+            stack.append(iter(stmt.body + stmt.orelse))
+        elif isinstance(stmt, ast.Try):
+            stack.append(iter(stmt.body + stmt.orelse + stmt.finalbody))
+        elif isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and stmt.value is not None:
+                value = _names_of(stmt.value)
+                if value is not None:
+                    names = value
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id == "__all__":
+            value = _names_of(stmt.value)
+            if value is not None and names is not None:
+                names.extend(value)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and names is not None:
+            func = stmt.value.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "__all__" \
+                    and len(stmt.value.args) == 1:
+                arg = stmt.value.args[0]
+                if func.attr == "extend":
+                    names.extend(_names_of(arg) or [])
+                elif func.attr == "append" and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    names.append(arg.value)
+                elif func.attr == "remove" and isinstance(arg, ast.Constant) and isinstance(arg.value, str):
+                    if arg.value in names:
+                        names.remove(arg.value)
+                    elif any(isinstance(e, _Ref) for e in names):
+                        names.append(_Ref(arg.value, remove=True))  # a name from another `__all__`
+    return names
+
+
+def _names_of(node: ast.AST) -> list | None:
+    if isinstance(node, (ast.List, ast.Tuple)):
+        return [e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+    if isinstance(node, ast.Attribute) and node.attr == "__all__" and isinstance(node.value, ast.Name):
+        return [_Ref(node.value.id)]
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _names_of(node.left), _names_of(node.right)
+        return None if left is None or right is None else left + right
+    return None
+
+
+def _export_name(export) -> str:
+    return export if isinstance(export, str) else f"expr:{export}"
+
+
+def _reason(exc: BaseException) -> str:
+    if isinstance(exc, SyntaxError) or isinstance(exc.__cause__, SyntaxError):
+        return "syntax error"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply"
+    return type(exc).__name__

@@ -1,0 +1,345 @@
+"""Which Python code of an archive is the package's API: found on the file system, before
+griffe reads anything.
+
+An sdist carries more than the installed package: its test suite (celery's `t/unit`),
+vendored copies of other projects (numpy's `vendored-meson`), benchmarks, examples, and
+inside the package test modules, locale data (`django.conf.locale.<lang>`) and database
+migrations. None of that is API, and a reference spent on it misses the real modules.
+The rules look at what a tree *is*, not only at its name:
+
+- **another project**: a folder inside the archive with its own project metadata
+  (`pyproject.toml`, `setup.py`, `setup.cfg`, `PKG-INFO`), or inside a package a folder
+  holding a `*.dist-info`/`*.egg-info` (pip's and setuptools' `_vendor`), or named as
+  vendored code is (`vendor`, `_vendor`, `vendored`, `third_party`, `extern`);
+- **tests**: a package with a `conftest.py`, or whose own modules are mostly test modules
+  (`test_*.py`, `*_test.py`), or named `tests`/`test`/`unittests` with test
+  modules below it, or whose subpackages are all tests (celery's `t`); a package named
+  `test` or `testing` without test modules is API (`django.test`, `numpy.testing`);
+- **locale data**: a `locale`/`locales` package, or one whose subpackages are mostly
+  language codes (`de`, `pt_BR`, `zh_Hans`);
+- **migrations**: a `migrations` package, and any module whose name is not an identifier
+  (`0001_initial.py` cannot be imported by name);
+- **benchmarks and examples** by name (`benchmarks`, `asv_bench`, `examples`).
+
+When the archive says which packages it installs (`top_level.txt` in its egg-info or
+dist-info), only those are read.
+
+A subpackage `v<N>` with N below the release's major version (pydantic 2's `pydantic.v1`)
+and a subpackage named `deprecated` or `legacy` are kept but marked *legacy*: they read
+like the current API and are not (see `legacy_note`).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from pathlib import Path
+
+# never a top-level package of the distribution (the sdist's own tooling and test folders)
+EXCLUDED_TOP = {"tests", "test", "testing", "testing_utils", "docs", "doc", "examples", "example", "benchmarks",
+                "benchmark", "bench", "asv_bench", "scripts", "tools", "build", "dist", "setup", "conftest",
+                "noxfile", "fabfile", "tasks", "_build", "site", "unittests", "integration_tests"}
+# never above a top-level package
+EXCLUDED_PARENTS = {"example_scripts", "fixtures", "samples", "third_party", "vendor", "_vendor", "vendored",
+                    "extern", "externals", "test", "tests", "testing"}
+# inside a package: vendored code, benchmarks, examples, locale data, migrations
+VENDORED_DIRS = {"vendor", "_vendor", "vendored", "_vendored", "third_party", "_third_party", "extern", "_extern",
+                 "externals"}
+TEST_NAMED = {"tests", "test", "unittests", "unit_tests", "testsuite", "test_suite", "integration_tests"}
+NOT_API_MODULES = {"setup", "conftest", "noxfile", "fabfile", "pavement"}
+PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "PKG-INFO")
+MAX_TOP_PACKAGES = 6
+
+_TEST_MODULE = re.compile(r"^(?:test_\w+|\w+_tests?|conftest)\.pyi?$")
+_LANG_CODE = re.compile(r"^[a-z]{2,3}(?:_[A-Za-z]{2,4})?(?:_[A-Za-z]{2,4})?$")
+_LEGACY_VERSION = re.compile(r"^v(\d{1,3})$")
+
+
+@dataclass
+class PythonScope:
+    """The top-level packages to read, each as (import name, folder holding it)."""
+
+    tops: list[tuple[str, Path]] = field(default_factory=list)
+    excluded: dict[str, int] = field(default_factory=dict)  # reason -> folders left out
+
+
+def _py_entries(folder: Path) -> tuple[list[str], list[str]]:
+    """(module file names, subfolder names) of a folder, sorted; [] when unreadable."""
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return [], []
+    files = [e.name for e in entries if e.is_file(follow_symlinks=False) and e.name.endswith((".py", ".pyi"))]
+    dirs = [e.name for e in entries if e.is_dir(follow_symlinks=False)]
+    return files, dirs
+
+
+def _is_package(folder: Path) -> bool:
+    return (folder / "__init__.py").is_file() or (folder / "__init__.pyi").is_file()
+
+
+class _Classifier:
+    """Why a package folder is not API ("tests", "vendored", ...), or None; memoised, so
+    each folder is looked at once (the test rule looks at subpackages)."""
+
+    def __init__(self) -> None:
+        self._memo: dict[Path, str | None] = {}
+
+    def reason(self, folder: Path, inside_package: bool) -> str | None:
+        if folder in self._memo:
+            return self._memo[folder]
+        self._memo[folder] = None  # a cycle (never from a real archive) reads as API
+        result = self._reason(folder, inside_package)
+        self._memo[folder] = result
+        return result
+
+    def _reason(self, folder: Path, inside_package: bool) -> str | None:
+        name = folder.name
+        if name.startswith(".") or name.endswith((".dist-info", ".egg-info")):
+            return "metadata"
+        if name in VENDORED_DIRS:
+            return "vendored"
+        if name in ("benchmarks", "benchmark", "asv_bench"):
+            return "benchmarks"
+        if name in ("examples", "example"):
+            return "examples"
+        if name in ("locale", "locales"):
+            return "locale data"
+        if name in ("migrations", "south_migrations"):
+            return "migrations"
+        files, dirs = _py_entries(folder)
+        if inside_package and (any(d.endswith((".dist-info", ".egg-info")) for d in dirs)
+                               or (folder / "pyproject.toml").is_file() or (folder / "PKG-INFO").is_file()):
+            return "vendored"
+        if self._is_tests(folder, files, dirs, inside_package):
+            return "tests"
+        subpackages = [d for d in dirs if d.isidentifier() and _is_package(folder / d)]
+        langs = sum(1 for d in subpackages if _LANG_CODE.match(d))
+        if len(subpackages) >= 5 and langs >= 0.8 * len(subpackages):
+            return "locale data"
+        return None
+
+    def _is_tests(self, folder: Path, files: list[str], dirs: list[str], inside_package: bool) -> bool:
+        if "conftest.py" in files:
+            return True
+        own = [f for f in files if not f.startswith("__init__.")]
+        tests = sum(1 for f in own if _TEST_MODULE.match(f))
+        if tests and tests * 2 >= len(own):
+            return True
+        subpackages = [folder / d for d in dirs if d.isidentifier() and _is_package(folder / d)]
+        if folder.name in TEST_NAMED and (tests or _has_test_module_below(folder)):
+            return True
+        # a top-level package whose subpackages are all test suites and which has almost
+        # nothing of its own: celery's `t/` (`t/unit`, `t/integration`, `t/smoke`, `skip.py`);
+        # inside a package such a folder is API with tests beside it (`numpy.typing`)
+        return (not inside_package and bool(subpackages) and len(own) <= 2 and _small_init(folder)
+                and all(self.reason(s, True) == "tests" for s in subpackages))
+
+
+def _parses(folder: Path, max_files: int = 300, max_bytes: int = 8 * 1024 * 1024) -> bool:
+    """Python 3 parses the package's modules (the first `max_files`, `max_bytes`)."""
+    import ast
+
+    seen = size = 0
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for name in sorted(filenames):
+            if not name.endswith(".py"):
+                continue
+            path = Path(dirpath) / name
+            try:
+                text = path.read_text(encoding="utf-8", errors="replace")
+                ast.parse(text)
+            except (SyntaxError, ValueError, RecursionError, MemoryError):
+                return False
+            except OSError:
+                continue
+            seen += 1
+            size += len(text)
+            if seen >= max_files or size >= max_bytes:
+                return True
+    return True
+
+
+def _small_init(folder: Path, limit: int = 2000) -> bool:
+    """The package's `__init__` holds next to nothing (celery's `t/__init__.py` is empty;
+    `pkg_resources/__init__.py`, 100 KB, is the API itself)."""
+    for name in ("__init__.py", "__init__.pyi"):
+        try:
+            if (folder / name).stat().st_size > limit:
+                return False
+        except OSError:
+            continue
+    return True
+
+
+def _has_test_module_below(folder: Path, limit: int = 2000) -> bool:
+    seen = 0
+    for _dirpath, dirnames, filenames in os.walk(folder):
+        dirnames.sort()
+        for f in filenames:
+            if _TEST_MODULE.match(f):
+                return True
+        seen += len(filenames)
+        if seen > limit:
+            break
+    return False
+
+
+def _declared_top_level(root: Path) -> set[str]:
+    """Top-level import names the archive's metadata declares (`top_level.txt`), if any."""
+    names: set[str] = set()
+    for base in (root, root / "src"):
+        for meta in sorted(base.glob("*.egg-info")) + sorted(base.glob("*.dist-info")):
+            try:
+                text = (meta / "top_level.txt").read_text(encoding="utf-8", errors="replace")[:10000]
+            except OSError:
+                continue
+            names.update(n.strip() for n in text.splitlines() if n.strip().isidentifier())
+    return names
+
+
+def _nested_project(root: Path, pkg_parent: Path) -> bool:
+    """A folder between the archive root and the package holds project metadata of its
+    own: the package belongs to another project shipped inside this one (numpy's
+    `vendored-meson/meson/mesonbuild`)."""
+    rel = pkg_parent.relative_to(root)
+    here = root
+    for part in rel.parts:
+        here = here / part
+        if any((here / f).is_file() for f in PROJECT_FILES):
+            return True
+    return False
+
+
+def python_scope(root: Path, dist_name: str) -> PythonScope:
+    """The distribution's top-level packages (folders with `__init__.py` or `.pyi` whose
+    parent is not a package, at most three deep), without tests, vendored projects and
+    tooling; the distribution's own name first."""
+    scope = PythonScope()
+    classify = _Classifier()
+    declared = _declared_top_level(root)
+    found: dict[str, Path] = {}
+    nested: dict[str, Path] = {}
+    for depth_glob in ("*/__init__.py*", "*/*/__init__.py*", "*/*/*/__init__.py*"):
+        for init in sorted(root.glob(depth_glob)):
+            pkg = init.parent
+            if not init.name.endswith((".py", ".pyi")) or not pkg.name.isidentifier():
+                continue
+            parts = pkg.relative_to(root).parts
+            if pkg.name in EXCLUDED_TOP or any(p in EXCLUDED_TOP or p in EXCLUDED_PARENTS or p.startswith(".")
+                                              or p.endswith((".dist-info", ".egg-info")) for p in parts[:-1]):
+                continue
+            if _is_package(pkg.parent):
+                continue
+            why = classify.reason(pkg, inside_package=False)
+            if why == "tests" and (pkg.name.lower() == dist_name.replace("-", "_").lower() or pkg.name in declared):
+                why = None  # the distribution's own (or declared) package is its API, whatever it holds
+            if why is not None:
+                scope.excluded[why] = scope.excluded.get(why, 0) + 1
+                continue
+            if pkg.parent != root and _nested_project(root, pkg.parent):
+                nested.setdefault(pkg.name, pkg.parent)
+                continue
+            if pkg.name in found and found[pkg.name] != pkg.parent:
+                # two copies (PyYAML 5's `lib/yaml` for Python 2 and `lib3/yaml`): the one
+                # Python 3 can parse
+                if not _parses(found[pkg.name] / pkg.name) and _parses(pkg):
+                    found[pkg.name] = pkg.parent
+                continue
+            found[pkg.name] = pkg.parent
+    if nested:
+        if found:
+            scope.excluded["vendored"] = scope.excluded.get("vendored", 0) + len(nested)
+        else:  # the package itself sits in a sub-project folder: better than nothing
+            found = nested
+    want = dist_name.replace("-", "_").lower()
+    if not found:  # a single-module distribution (six.py)
+        for base in (root / "src", root):
+            for mod in sorted(base.glob("*.py*")):
+                if mod.suffix in (".py", ".pyi") and mod.stem.lower() == want:
+                    found[mod.stem] = base
+    if declared and any(n in declared for n in found):
+        dropped = [n for n in found if n not in declared]
+        if dropped:
+            scope.excluded["not installed"] = len(dropped)
+        found = {n: p for n, p in found.items() if n in declared}
+    ordered = sorted(found.items(), key=lambda kv: (kv[0].lower() != want, kv[0].startswith("_"), kv[0]))
+    scope.tops = ordered[:MAX_TOP_PACKAGES]
+    return scope
+
+
+def stage_packages(scope: PythonScope, root: Path, stage: Path) -> dict[str, int]:
+    """Hard-link (else copy) the module files of the kept packages into `stage`, at the
+    same relative paths, leaving out the trees that are not API. griffe then reads the
+    stage: nothing excluded costs parsing time. Returns {reason: folders left out}."""
+    classify = _Classifier()
+    left_out: dict[str, int] = {}
+    for name, base in scope.tops:
+        pkg = base / name
+        if not pkg.is_dir():  # a single module
+            for suffix in (".py", ".pyi"):
+                _link(base / f"{name}{suffix}", stage / (base / f"{name}{suffix}").relative_to(root))
+            continue
+        for dirpath, dirnames, filenames in os.walk(pkg):
+            here = Path(dirpath)
+            keep = []
+            for d in sorted(dirnames):
+                sub = here / d
+                if not d.isidentifier() or not _is_package(sub):
+                    continue  # not importable as a package: griffe would not read it either
+                why = classify.reason(sub, inside_package=True)
+                if why is not None:
+                    left_out[why] = left_out.get(why, 0) + 1
+                    continue
+                keep.append(d)
+            dirnames[:] = keep
+            for f in sorted(filenames):
+                stem, dot, ext = f.rpartition(".")
+                if dot and ext in ("py", "pyi") and stem.isidentifier() and not _not_api_module(f):
+                    _link(here / f, stage / (here / f).relative_to(root))
+    return left_out
+
+
+def _not_api_module(filename: str) -> bool:
+    """A test module, a fixture file or a build script inside a package (numpy's
+    per-subpackage `setup.py` configurations): never a module users import."""
+    return bool(_TEST_MODULE.match(filename)) or filename.rsplit(".", 1)[0] in NOT_API_MODULES
+
+
+def _link(src: Path, dest: Path) -> None:
+    if not src.is_file() or src.is_symlink():
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(src, dest)
+    except OSError:
+        shutil.copyfile(src, dest)
+
+
+def legacy_note(module_path: str, top: str, version: str | None) -> str | None:
+    """A note for a module of a legacy namespace, else None.
+
+    The rule: a subpackage named `v<N>` whose N is below the release's major version is
+    the previous major API kept for compatibility (pydantic 2.7's `pydantic.v1` is
+    pydantic 1.10's API); a subpackage named `deprecated` or `legacy` says so itself.
+    Such pages read like the current API, so agents and ranking must be told."""
+    parts = module_path.split(".")
+    major = _major(version)
+    for i, part in enumerate(parts[1:], start=1):
+        m = _LEGACY_VERSION.match(part)
+        if m and major is not None and int(m.group(1)) < major:
+            ns = ".".join(parts[: i + 1])
+            return (f"Legacy API: `{ns}` is the v{m.group(1)} API that {top} {version} keeps for "
+                    f"compatibility; the current API is `{top}`.")
+        if part in ("deprecated", "legacy"):
+            ns = ".".join(parts[: i + 1])
+            return f"Legacy API: `{ns}` holds {part} parts of {top}, kept for compatibility."
+    return None
+
+
+def _major(version: str | None) -> int | None:
+    m = re.match(r"^\s*v?(\d{1,4})", version or "")
+    return int(m.group(1)) if m else None

@@ -1,0 +1,124 @@
+"""Which `.d.ts` files of an npm package are its API, most public first.
+
+A package's public types are what its entry points (`types`/`typings`, the `types`
+conditions of `exports`, else `index.d.ts`) export, and the files those re-export from
+(`export * from "./lib"`) or import: zod's `index.d.ts` -> `lib/index.d.ts` ->
+`lib/external.d.ts` -> `lib/types.d.ts`. Files reached that way come first (re-exports
+before imports), then the rest. Never read: tests, benchmarks, examples, fixtures and
+mocks (zod ships `lib/benchmarks/*.d.ts`, `lib/__tests__`), and a `.d.cts`/`.d.mts` twin
+of a `.d.ts` beside it (the same declarations for the other module system).
+Specifiers are found with a regex over the text (linear); nothing is resolved outside the
+package.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections import deque
+from pathlib import Path
+
+DTS_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
+MAX_FILES = 300
+MAX_SCAN_BYTES = 2 * 1024 * 1024
+SKIP_DIRS = {"node_modules", ".git", "test", "tests", "__tests__", "__test__", "spec", "__mocks__", "fixtures",
+             "__fixtures__", "examples", "example", "benchmarks", "benchmark", "bench", "__benchmarks__", "e2e",
+             "demo", "demos", "test-d", "type-tests", "typetests", "types-tests", "dtslint"}
+_EXPORT_FROM = re.compile(r"""^[ \t]*export\s[^;'"]{0,2000}?\bfrom[ \t]*['"](\.{1,2}/[^'"\n]{0,300})['"]""", re.M)
+_IMPORT_FROM = re.compile(r"""(?:\bfrom[ \t]*|\bimport[ \t]*\([ \t]*|^[ \t]*import[ \t]+)['"](\.{1,2}/[^'"\n]{0,300})['"]""", re.M)
+_REFERENCE = re.compile(r"""^[ \t]*///[ \t]*<reference[ \t]+path[ \t]*=[ \t]*['"]([^'"\n]{1,300})['"]""", re.M)
+
+
+def dts_files(root: Path) -> list[Path]:
+    """Declaration files, the entry points and what they reach first."""
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(root):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS and not d.startswith("."))
+        names = set(filenames)
+        for name in sorted(filenames):
+            if not name.endswith(DTS_SUFFIXES):
+                continue
+            if name.endswith((".d.mts", ".d.cts")) and name[:-6] + ".d.ts" in names:
+                continue  # the other module system's copy of `name.d.ts`
+            found.append(Path(dirpath) / name)
+    if not found:
+        return []
+    known = {p.resolve(): p for p in found}
+    rank: dict[Path, tuple[int, int]] = {}
+    queue: deque[tuple[Path, int]] = deque()
+    for i, entry in enumerate(_entries(root, known)):
+        rank[entry] = (0, i)
+        queue.append((entry, 0))
+    order = len(rank)
+    while queue:
+        path, how = queue.popleft()
+        try:
+            with open(path, "rb") as fh:
+                text = fh.read(MAX_SCAN_BYTES).decode("utf-8", errors="replace")
+        except OSError:
+            continue
+        reached = [(m.group(1), 0) for m in _EXPORT_FROM.finditer(text)]
+        reached += [(m.group(1), 1) for m in _IMPORT_FROM.finditer(text)]
+        reached += [(m.group(1), 1) for m in _REFERENCE.finditer(text)]
+        for spec, kind in reached:
+            target = resolve_specifier(path, spec, known)
+            level = max(how, kind)
+            if target is not None and (target not in rank or rank[target][0] > level):
+                order += 1
+                rank[target] = (level, order)
+                queue.append((target, level))
+    ordered = sorted(found, key=lambda p: (rank.get(p.resolve(), (2, 0)), len(p.relative_to(root).parts), str(p)))
+    return ordered[:MAX_FILES]
+
+
+def _entries(root: Path, known: dict[Path, Path]) -> list[Path]:
+    """The package's declared type entry points that exist, else its root `index.d.ts`."""
+    out: list[Path] = []
+    try:
+        pkg = json.loads((root / "package.json").read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        pkg = None
+    specs: list[str] = []
+    if isinstance(pkg, dict):
+        for key in ("types", "typings"):
+            if isinstance(pkg.get(key), str):
+                specs.append(pkg[key])
+        _types_conditions(pkg.get("exports"), specs, 0)
+    for spec in specs + ["index.d.ts"]:
+        cand = (root / spec).resolve()
+        if cand.is_relative_to(root.resolve()) and cand in known and cand not in out:
+            out.append(cand)
+    return out
+
+
+def _types_conditions(node, out: list[str], depth: int) -> None:
+    """`types` paths inside an `exports` map (bounded walk: it is untrusted JSON)."""
+    if depth > 8 or len(out) > 200:
+        return
+    if isinstance(node, dict):
+        for key, value in list(node.items())[:200]:
+            if key == "types" and isinstance(value, str):
+                out.append(value)
+            else:
+                _types_conditions(value, out, depth + 1)
+    elif isinstance(node, list):
+        for value in node[:200]:
+            _types_conditions(value, out, depth + 1)
+
+
+def resolve_specifier(importer: Path, spec: str, known: dict[Path, Path]) -> Path | None:
+    """A relative module specifier as TypeScript resolves it to a declaration file of the
+    package (`./lib` -> `lib.d.ts` or `lib/index.d.ts`; `./x.js` -> `x.d.ts`)."""
+    base = (importer.parent / spec).resolve()
+    stem = str(base)
+    candidates = [stem]
+    for js, dts in ((".js", ".d.ts"), (".mjs", ".d.mts"), (".cjs", ".d.cts"), (".ts", ".d.ts")):
+        if stem.endswith(js):
+            candidates.append(stem[: -len(js)] + dts)
+    candidates += [stem + ".d.ts", stem + ".d.mts", stem + ".d.cts", os.path.join(stem, "index.d.ts")]
+    for cand in candidates:
+        path = Path(cand)
+        if path in known:
+            return path
+    return None
