@@ -15,6 +15,19 @@ def _print_add(r: dict) -> None:
     verb = {"unchanged": "unchanged (same archive already built)"}.get(r["status"], r["status"])
     click.echo(f"{r['set_name']}: {verb}  {r['pages']} pages ({src}), {r['api_sections']} API sections"
                f"  {r['seconds']:.1f}s  ->  {r['path']}")
+    if r.get("verified") == "unverified":
+        click.echo("  unverified: neither a lockfile nor the registry gave a hash for this archive "
+                   "(--require-hashes refuses such archives)")
+
+
+_require_hashes_option = click.option(
+    "--require-hashes", is_flag=True,
+    help="Refuse an archive that neither the lockfile nor the registry gives a hash for.")
+
+
+def _timeout_option(default: int, what: str):  # noqa: ANN202 - a click decorator
+    return click.option("--timeout", type=click.FloatRange(1, None), default=default, show_default=True,
+                        metavar="SECONDS", help=f"Give up on downloads after this long for the whole {what}.")
 
 
 @click.command("add")
@@ -26,19 +39,23 @@ def _print_add(r: dict) -> None:
               help="PyPI simple index (default: $PIP_INDEX_URL, then pip.conf index-url, then PyPI).")
 @click.option("--registry", default=None, metavar="URL",
               help="npm registry (default: $npm_config_registry, then .npmrc registry=, then npmjs).")
+@_require_hashes_option
+@_timeout_option(600, "add")
 @docs_dir_option
 @json_option
 @handle_errors()
 def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | None, registry: str | None,
-            docs_dir: str | None, as_json: bool) -> None:
+            require_hashes: bool, timeout: float, docs_dir: str | None, as_json: bool) -> None:
     """Add docs from SOURCE as a doc set.
 
     SOURCE: pypi:NAME[==VERSION], npm:NAME[@VERSION|RANGE|TAG], a package archive
     (.tar.gz, .tgz, .whl, .zip), a docs URL (scraped) or a local markdown folder or file
     (imported). A package gives NAME@VERSION built from its docs folder, README and
     changelog, plus an API reference read from its source (Python) or .d.ts files (npm),
-    without running any of it. Exit 2 on bad input (unknown package or version, hostile
-    archive), 3 when a registry cannot be reached.
+    without running any of it. The archive is checked against the registry's hash and its
+    own metadata (name, version); one without any hash is reported as unverified. Exit 2 on
+    bad input (unknown package or version, hostile archive), 3 when a registry cannot be
+    reached or an archive fails its checks.
     """
     from doc4llm.corpus.paths import resolve_docs_dir, validate_set_name
     from doc4llm.errors import InputError
@@ -68,17 +85,22 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
             click.get_current_context().invoke(import_cmd, path=source, set_name=set_name, docs_dir=docs_dir,
                                                as_json=as_json)
             return
+        from doc4llm.ingest.packages.build import cleanup_on_signals
         from doc4llm.ingest.packages.package_docs import add_archive
 
-        result = add_archive(path, root, set_name=set_name)
+        with cleanup_on_signals():
+            result = add_archive(path, root, set_name=set_name)
     else:
+        from doc4llm.ingest.packages.build import cleanup_on_signals
         from doc4llm.ingest.packages.package_docs import add_package
         from doc4llm.ingest.packages.registry_config import npm_config
 
         npm = npm_config()
         if registry:
             npm.registry = registry if registry.endswith("/") else registry + "/"
-        result = add_package(ref, root, set_name=set_name, index_url=index_url, npm=npm, force=force)
+        with cleanup_on_signals():
+            result = add_package(ref, root, set_name=set_name, index_url=index_url, npm=npm, force=force,
+                                 require_hashes=require_hashes, timeout=timeout)
     data = result.to_dict()
     for w in result.warnings:
         warn(f"warning: {w}")
@@ -99,22 +121,27 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
 @click.option("--index-url", default=None, metavar="URL", help="PyPI simple index (default: pip's configuration).")
 @click.option("--registry", default=None, metavar="URL", help="npm registry (default: npm's configuration).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@_require_hashes_option
+@_timeout_option(3600, "sync")
 @docs_dir_option
 @json_option
 @handle_errors()
 def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jobs: int, index_url: str | None,
-             registry: str | None, quiet: bool, docs_dir: str | None, as_json: bool) -> None:
+             registry: str | None, quiet: bool, require_hashes: bool, timeout: float, docs_dir: str | None,
+             as_json: bool) -> None:
     """One doc set per dependency of the project in PROJECT_DIR, at its locked version.
 
     Reads uv.lock, poetry.lock, pinned requirements*.txt, pyproject.toml, package-lock.json,
     pnpm-lock.yaml, yarn.lock or package.json. Unchanged versions are skipped; a changed
-    version replaces the set; removed dependencies go only with --prune. Exit 3 when some
-    package could not be fetched (the others are still synced), 2 for a lockfile that
-    does not parse.
+    version replaces the set; removed dependencies go only with --prune. Hashes the lockfile
+    records are checked against each download. Exit 3 when some package could not be
+    fetched or failed its checks (the others are still synced), 2 for a lockfile that does
+    not parse or entries in it that cannot be read (listed; the others are synced).
     """
     from doc4llm.cli.progress import Progress
     from doc4llm.corpus.paths import resolve_docs_dir
-    from doc4llm.errors import ExternalError
+    from doc4llm.errors import Doc4llmError
+    from doc4llm.ingest.packages.build import cleanup_on_signals
     from doc4llm.ingest.packages.registry_config import npm_config
     from doc4llm.ingest.packages.sync import sync_project
 
@@ -131,16 +158,21 @@ def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jo
             else:
                 bar.line(f"synced {done}/{total} packages  {note}")
 
-        report = sync_project(project, resolve_docs_dir(docs_dir), include_all=include_all, prune=prune,
-                              dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, progress=progress)
+        with cleanup_on_signals():
+            report = sync_project(project, resolve_docs_dir(docs_dir), include_all=include_all, prune=prune,
+                                  dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, progress=progress,
+                                  require_hashes=require_hashes, timeout=timeout)
     data = report.to_dict()
     if as_json:
         emit_json(data)
     else:
         for line in report.lines():
             click.echo(line)
-    if report.failed:
+    code = report.exit_code()
+    if code:
         if as_json:
-            sys.exit(ExternalError.exit_code)
-        raise ExternalError(f"{len(report.failed)} of {len(report.items)} packages failed; the others are synced",
-                            hint="see the lines marked 'failed' above")
+            sys.exit(code)
+        error = Doc4llmError(f"{len(report.failed)} of {len(report.items)} packages failed; the others are "
+                             f"{'planned' if dry_run else 'synced'}", hint="see the lines marked 'failed' above")
+        error.exit_code = code
+        raise error
