@@ -190,7 +190,7 @@ class Http:
                                     hint="check the registry URL and your credentials")
             total = 0
             transfer.reset()
-            for chunk in resp.iter_bytes(256 * 1024):
+            for chunk in resp.iter_bytes():  # as the bytes arrive: the deadline sees every one
                 total += len(chunk)
                 if total > max_bytes:
                     raise ExternalError(f"{display_url(url)} is larger than "
