@@ -54,15 +54,16 @@ def render_content(title: str, source: str, body: str) -> str:
 
 
 def load_set_metadata(set_dir: Path) -> dict:
-    import yaml
+    """The set's doc4llm-set.yaml ({} when missing or unreadable). A docs dir may come
+    from anywhere: read within the YAML budget (no alias bomb, no deep nesting)."""
+    from doc4llm.corpus.safe_yaml import YamlError, load_yaml
 
     path = set_dir / SET_META_FILE
     if not path.is_file():
         return {}
     try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(path.read_text(encoding="utf-8", errors="replace"), Loader=loader) or {}
-    except yaml.YAMLError:
+        data = load_yaml(path.read_text(encoding="utf-8", errors="replace"), str(path)) or {}
+    except YamlError:
         return {}
     return data if isinstance(data, dict) else {}
 

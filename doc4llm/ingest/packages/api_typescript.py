@@ -38,7 +38,7 @@ def dts_files(root: Path) -> list[Path]:
             cand = (root / types).resolve()
             if cand.is_relative_to(root.resolve()) and cand.is_file():
                 entry = cand
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # [ x 200,000: RecursionError (issue 33)
         pass
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(root):

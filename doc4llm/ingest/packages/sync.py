@@ -121,9 +121,11 @@ def _state_path(docs_dir: Path, project: Path) -> Path:
 
 
 def _load_state(path: Path) -> dict:
+    from doc4llm.corpus.safe_data import DataError, loads_json
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = loads_json(path.read_text(encoding="utf-8", errors="replace"), path.name)
+    except (OSError, DataError):
         return {}
     if not isinstance(data, dict):
         return {}
