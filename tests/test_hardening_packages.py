@@ -516,7 +516,7 @@ def test_sigterm_during_add_removes_the_build_folder(reg, tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "doc4llm", "add", "pypi:slowterm==1.0", "--docs-dir", str(docs)],
                             env=full, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and not list(docs.glob(".doc4llm-build-*/*.tar.gz")):
+    while time.monotonic() < deadline and not list(docs.glob(".doc4llm-build-*/download/*.tar.gz")):
         time.sleep(0.05)
     assert list(docs.glob(".doc4llm-build-*")), "the download never started"
     proc.send_signal(signal.SIGTERM)

@@ -418,7 +418,7 @@ class Bench:
 
         def term(proc: subprocess.Popen) -> None:
             deadline = time.monotonic() + 30
-            while time.monotonic() < deadline and not list(d.glob(".doc4llm-build-*/*")):
+            while time.monotonic() < deadline and not list(d.glob(".doc4llm-build-*/download/*")):
                 time.sleep(0.05)
             time.sleep(0.5)
             proc.send_signal(signal.SIGTERM)

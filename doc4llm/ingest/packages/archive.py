@@ -22,6 +22,7 @@ import os
 import stat
 import struct
 import tarfile
+import tempfile
 import zipfile
 import zlib
 from dataclasses import dataclass, field
@@ -74,7 +75,12 @@ def archive_filename(release: Release) -> str:
 def download(http: Http, release: Release, dest_dir: Path) -> tuple[Path, str]:
     """Fetch the archive into `dest_dir`; return (path, sha256). Hashes are checked by
     integrity.check_archive, against the lockfile's and the registry's."""
-    path = dest_dir / archive_filename(release)
+    folder = dest_dir / "download"  # never the extraction folder, whatever the file's name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / archive_filename(release)
+    if path.exists():  # a second archive of the same name (the @types package): its own folder
+        folder = Path(tempfile.mkdtemp(prefix="download-", dir=dest_dir))
+        path = folder / path.name
     sha256 = http.download(release.url, path)
     return path, sha256
 
