@@ -495,6 +495,41 @@ def test_fuzz_js_lockfiles_raise_only_input_errors(tmp_path_factory, value, wher
         (d / f).unlink()
 
 
+def _toml(value: object) -> str:
+    """A hypothesis value as a TOML inline value (null as an empty string: TOML has none)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, str) or value is None:
+        return json.dumps(value or "")
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(v) for v in value) + "]"
+    return "{" + ", ".join(f"{json.dumps(k)} = {_toml(v)}" for k, v in value.items()) + "}"
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_json_values(), field=st.sampled_from(["name", "version", "source", "sdist", "wheels", "dependencies",
+                                                    "optional-dependencies", "files"]),
+       root=st.booleans())
+def test_fuzz_toml_lockfiles_raise_only_input_errors(tmp_path_factory, value, field, root):
+    d = tmp_path_factory.mktemp("fz")
+    entry = {"name": '"app"' if root else '"b"', "version": '"1.0"',
+             "source": '{ editable = "." }' if root else '{ registry = "https://pypi.org/simple" }'}
+    entry[field] = _toml(value)
+    body = "[[package]]\n" + "".join(f"{k} = {v}\n" for k, v in entry.items())
+    (d / "pyproject.toml").write_text('[project]\nname = "app"\ndependencies = ["b"]\n')
+    for lock in ("uv.lock", "poetry.lock"):
+        (d / lock).write_text("version = 1\n" + body)
+        try:
+            deps = read_project(d, include_all=True)
+            assert all(isinstance(x.name, str) and (x.version is None or isinstance(x.version, str))
+                       for x in deps.deps)
+        except Doc4llmError:
+            pass
+        (d / lock).unlink()
+
+
 # -- item 16: grep with bytes that are not UTF-8 ------------------------------------------
 
 def test_grep_with_bytes_that_are_not_utf8(tmp_path):
