@@ -226,7 +226,10 @@ class Bench:
                 "print(sum(len(d) for _, d, _ in os.walk(dest)), 'folders made;', msg)\n")
 
         def check(out: str, err: str, _d: Path | None) -> str:
-            return out.strip() or last_sentence(err)
+            if out.strip():
+                return out.strip()
+            made = sum(len(d) for _, d, _ in os.walk(dest)) if dest.exists() else 0
+            return f"{made} folders made when stopped; {last_sentence(err)}"
 
         self.run("7", f"{count:,} DIRTYPE members ({arc.stat().st_size / 1e6:.1f} MB tar.bz2), extract()",
                  [sys.executable, "-c", code, str(arc)], check)
