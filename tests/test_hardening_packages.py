@@ -597,3 +597,13 @@ def test_stale_build_folders_go_and_live_ones_stay(tmp_path):
     build.release_root(mine)
     assert not mine.exists()
     assert sorted(build.clean_stale(docs)) == [held.name]
+
+
+def test_a_set_left_mid_swap_by_a_crash_is_put_back(tmp_path):
+    docs = tmp_path / "md"
+    old = docs / f"{build.BUILD_PREFIX}crashed" / ".replaced"
+    (old / "Page").mkdir(parents=True)
+    (old / "doc4llm-set.yaml").write_text("name: demo@1.0\npackage: {name: demo}\n")
+    (old.parent / build.LOCK_FILE).write_text("")
+    assert build.clean_stale(docs) == [f"{build.BUILD_PREFIX}crashed"]
+    assert (docs / "demo@1.0" / "Page").is_dir() and not old.parent.exists()
