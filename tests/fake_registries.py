@@ -8,6 +8,10 @@ One ThreadingHTTPServer on 127.0.0.1:0 answers:
   /files/<filename>       the archives
 `json_api=False` makes /pypi/ answer 404, as a plain simple index does. Every request
 path is recorded in `requests`.
+
+Attack knobs (issue 33): `drip` (seconds between bytes of every answer whose path starts
+with a given prefix), `no_hash` (filenames served without any digest), `tarball_url`
+(filename -> the URL the npm packument advertises), `raw` (path -> body served as is).
 """
 
 from __future__ import annotations
@@ -70,6 +74,10 @@ class FakeRegistries:
         self.bad_hash: set[str] = set()  # filenames whose advertised hash is wrong
         self.requests: list[str] = []
         self.fail_with: int | None = None  # answer every request with this status
+        self.drip: dict[str, float] = {}  # path prefix -> seconds between bytes
+        self.no_hash: set[str] = set()  # filenames served without a digest
+        self.tarball_url: dict[str, str] = {}  # npm filename -> advertised tarball URL
+        self.raw: dict[str, bytes] = {}  # request path -> body (application/json)
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -81,7 +89,13 @@ class FakeRegistries:
                     self.send_header("Content-Type", ctype)
                     self.send_header("Content-Length", str(len(body)))
                     self.end_headers()
-                    self.wfile.write(body)
+                    pause = next((v for k, v in owner.drip.items() if self.path.startswith(k)), 0)
+                    if not pause:
+                        self.wfile.write(body)
+                    for i in range(len(body) if pause else 0):  # a registry that drips
+                        self.wfile.write(body[i:i + 1])
+                        self.wfile.flush()
+                        time.sleep(pause)
                 except (BrokenPipeError, ConnectionResetError):
                     pass
 
@@ -123,12 +137,15 @@ class FakeRegistries:
     def route(self, path: str) -> tuple[int, str, bytes]:
         if self.fail_with:
             return self.fail_with, "text/plain", b"down"
+        if path in self.raw:
+            return 200, "application/json", self.raw[path]
         parts = [p for p in path.split("?")[0].split("/") if p]
         if len(parts) == 3 and parts[0] == "pypi" and parts[2] == "json":
             if not self.json_api or parts[1] not in self.pypi:
                 return 404, "application/json", b'{"message": "Not Found"}'
             releases = {v: [{"filename": fn, "url": f"{self.base}/files/{fn}", "packagetype": "sdist",
-                             "digests": {"sha256": self._sha256(fn, data)}, "yanked": False}]
+                             "digests": {} if fn in self.no_hash else {"sha256": self._sha256(fn, data)},
+                             "yanked": False}]
                         for v, (fn, data) in self.pypi[parts[1]].items()}
             latest = max(self.pypi[parts[1]])
             body = {"info": {"name": parts[1], "version": latest}, "releases": releases}
@@ -136,7 +153,8 @@ class FakeRegistries:
         if len(parts) == 2 and parts[0] == "simple":
             if parts[1] not in self.pypi:
                 return 404, "text/html", b"not found"
-            links = "".join(f'<a href="{self.base}/files/{fn}#sha256={self._sha256(fn, data)}">{fn}</a><br>\n'
+            links = "".join(f'<a href="{self.base}/files/{fn}'
+                            f'{"" if fn in self.no_hash else "#sha256=" + self._sha256(fn, data)}">{fn}</a><br>\n'
                             for fn, data in self.pypi[parts[1]].values())
             return 200, "text/html", f"<html><body>{links}</body></html>".encode()
         if parts and parts[0] == "npm":
@@ -148,8 +166,10 @@ class FakeRegistries:
                 integrity = "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode()
                 if fn in self.bad_hash:
                     integrity = "sha512-" + base64.b64encode(b"x" * 64).decode()
-                versions[v] = {"name": name, "version": v,
-                               "dist": {"tarball": f"{self.base}/files/{fn}", "integrity": integrity}}
+                dist = {"tarball": self.tarball_url.get(fn, f"{self.base}/files/{fn}"), "integrity": integrity}
+                if fn in self.no_hash:
+                    del dist["integrity"]
+                versions[v] = {"name": name, "version": v, "dist": dist}
             body = {"name": name, "dist-tags": self.npm_tags.get(name, {}), "versions": versions}
             return 200, "application/json", json.dumps(body).encode()
         if len(parts) == 2 and parts[0] == "files" and parts[1] in self.files:

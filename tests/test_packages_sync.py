@@ -103,7 +103,7 @@ def test_sync_failures_exit_3_and_keep_the_rest(reg, tmp_path):
     ("package-lock.json", "{not json", "package-lock.json does not parse as JSON"),
     ("uv.lock", "[[package]\nname=", "uv.lock does not parse as TOML"),
     ("pnpm-lock.yaml", "importers: [unclosed", "pnpm-lock.yaml does not parse as YAML"),
-    ("yarn.lock", "this is not yarn\n", "yarn.lock: cannot read the line"),
+    ("yarn.lock", "this is not yarn\n", "yarn.lock line 1: cannot read 'this is not yarn'"),
 ])
 def test_unparsable_lockfile_is_exit_2(tmp_path, name, text, words):
     (tmp_path / name).write_text(text)

@@ -21,6 +21,19 @@ def _print_add(r: dict) -> None:
     what = holdings_line(r["set_name"], holds) if holds else \
         f"{r['set_name']}  {r['pages']} pages, {r['api_sections']} API sections"
     click.echo(f"{what}  ({verb}, {r['seconds']:.1f}s)  ->  {r['path']}")
+    if r.get("verified") == "unverified":
+        click.echo("  unverified: neither a lockfile nor the registry gave a hash for this archive "
+                   "(--require-hashes refuses such archives)")
+
+
+_require_hashes_option = click.option(
+    "--require-hashes", is_flag=True,
+    help="Refuse an archive that neither the lockfile nor the registry gives a hash for.")
+
+
+def _timeout_option(default: int, what: str):  # noqa: ANN202 - a click decorator
+    return click.option("--timeout", type=click.FloatRange(1, None), default=default, show_default=True,
+                        metavar="SECONDS", help=f"Give up on downloads after this long for the whole {what}.")
 
 
 @click.command("add")
@@ -33,22 +46,26 @@ def _print_add(r: dict) -> None:
 @click.option("--registry", default=None, metavar="URL",
               help="npm registry (default: $npm_config_registry, then .npmrc registry=, then npmjs).")
 @click.option("--offline", is_flag=True, help=OFFLINE_HELP)
+@_require_hashes_option
+@_timeout_option(600, "add")
 @docs_dir_option
 @json_option
 @handle_errors()
 def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | None, registry: str | None,
-            offline: bool, docs_dir: str | None, as_json: bool) -> None:
+            offline: bool, require_hashes: bool, timeout: float, docs_dir: str | None, as_json: bool) -> None:
     """Add docs from SOURCE as a doc set.
 
     SOURCE: pypi:NAME[==VERSION], npm:NAME[@VERSION|RANGE|TAG], a package archive
     (.tar.gz, .tgz, .whl, .zip), a docs URL (scraped) or a local markdown folder or file
     (imported). A package gives NAME@VERSION built from its docs folder, README and
     changelog, plus an API reference read from its source (Python) or .d.ts files (npm),
-    without running any of it. When the archive has no docs, they come from the source
-    repository at the version's tag, else the docs site its metadata names (not with
-    --offline). Prints what the set holds and warns about what it lacks. Exit 2 on bad
-    input (unknown package or version, hostile archive), 3 when a registry cannot be
-    reached; a repository or docs site that fails only adds a warning (exit 0).
+    without running any of it. The archive is checked against the registry's hash and its
+    own metadata (name, version); one without any hash is reported as unverified. When the
+    archive has no docs, they come from the source repository at the version's tag, else
+    the docs site its metadata names (not with --offline). Prints what the set holds and
+    warns about what it lacks. Exit 2 on bad input (unknown package or version, hostile
+    archive), 3 when a registry cannot be reached or an archive fails its checks; a
+    repository or docs site that fails only adds a warning (exit 0).
     """
     from doc4llm.corpus.paths import resolve_docs_dir, validate_set_name
     from doc4llm.errors import InputError
@@ -78,18 +95,22 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
             click.get_current_context().invoke(import_cmd, path=source, set_name=set_name, docs_dir=docs_dir,
                                                as_json=as_json)
             return
+        from doc4llm.ingest.packages.build import cleanup_on_signals
         from doc4llm.ingest.packages.package_docs import add_archive
 
-        result = add_archive(path, root, set_name=set_name, offline=offline)
+        with cleanup_on_signals():
+            result = add_archive(path, root, set_name=set_name, offline=offline)
     else:
+        from doc4llm.ingest.packages.build import cleanup_on_signals
         from doc4llm.ingest.packages.package_docs import add_package
         from doc4llm.ingest.packages.registry_config import npm_config
 
         npm = npm_config()
         if registry:
             npm.registry = registry if registry.endswith("/") else registry + "/"
-        result = add_package(ref, root, set_name=set_name, index_url=index_url, npm=npm, force=force,
-                             offline=offline)
+        with cleanup_on_signals():
+            result = add_package(ref, root, set_name=set_name, index_url=index_url, npm=npm, force=force,
+                                 offline=offline, require_hashes=require_hashes, timeout=timeout)
     data = result.to_dict()
     for w in result.warnings:
         warn(f"warning: {w}")
@@ -113,24 +134,30 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
 @click.option("--registry", default=None, metavar="URL", help="npm registry (default: npm's configuration).")
 @click.option("--offline", is_flag=True, help=OFFLINE_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@_require_hashes_option
+@_timeout_option(3600, "sync")
 @docs_dir_option
 @json_option
 @handle_errors()
 def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jobs: int, index_url: str | None,
-             registry: str | None, offline: bool, quiet: bool, docs_dir: str | None, as_json: bool) -> None:
+             registry: str | None, offline: bool, quiet: bool, require_hashes: bool, timeout: float,
+             docs_dir: str | None, as_json: bool) -> None:
     """One doc set per dependency of the project in PROJECT_DIR, at its locked version.
 
     Reads uv.lock, poetry.lock, pinned requirements*.txt, pyproject.toml, package-lock.json,
     pnpm-lock.yaml, yarn.lock or package.json. Unchanged versions are skipped; a changed
-    version replaces the set; removed dependencies go only with --prune. Per set, prints
-    what it holds and what it lacks (and where that was looked for); docs missing from
-    an archive come from the source repository or docs site, not with --offline. Exit 3
-    when some package could not be fetched (the others are still synced), 2 for a
-    lockfile that does not parse; a repository or docs site that fails is only a warning.
+    version replaces the set; removed dependencies go only with --prune. Hashes the lockfile
+    records are checked against each download. Per set, prints what it holds and what it
+    lacks (and where that was looked for); docs missing from an archive come from the source
+    repository or docs site, not with --offline. Exit 3 when some package could not be
+    fetched or failed its checks (the others are still synced), 2 for a lockfile that does
+    not parse or entries in it that cannot be read (listed; the others are synced); a
+    repository or docs site that fails is only a warning.
     """
     from doc4llm.cli.progress import Progress
     from doc4llm.corpus.paths import resolve_docs_dir
-    from doc4llm.errors import ExternalError
+    from doc4llm.errors import Doc4llmError
+    from doc4llm.ingest.packages.build import cleanup_on_signals
     from doc4llm.ingest.packages.registry_config import npm_config
     from doc4llm.ingest.packages.sync import sync_project
 
@@ -147,17 +174,21 @@ def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jo
             else:
                 bar.line(f"synced {done}/{total} packages  {note}")
 
-        report = sync_project(project, resolve_docs_dir(docs_dir), include_all=include_all, prune=prune,
-                              dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, offline=offline,
-                              progress=progress)
+        with cleanup_on_signals():
+            report = sync_project(project, resolve_docs_dir(docs_dir), include_all=include_all, prune=prune,
+                                  dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, offline=offline,
+                                  progress=progress, require_hashes=require_hashes, timeout=timeout)
     data = report.to_dict()
     if as_json:
         emit_json(data)
     else:
         for line in report.lines():
             click.echo(line)
-    if report.failed:
+    code = report.exit_code()
+    if code:
         if as_json:
-            sys.exit(ExternalError.exit_code)
-        raise ExternalError(f"{len(report.failed)} of {len(report.items)} packages failed; the others are synced",
-                            hint="see the lines marked 'failed' above")
+            sys.exit(code)
+        error = Doc4llmError(f"{len(report.failed)} of {len(report.items)} packages failed; the others are "
+                             f"{'planned' if dry_run else 'synced'}", hint="see the lines marked 'failed' above")
+        error.exit_code = code
+        raise error

@@ -8,7 +8,9 @@ rules of DESIGN.md live in one place:
   `origin` (import / scrape / web), recorded in `doc4llm-set.yaml`;
 - folders this origin did not create are never touched, never overwritten;
 - an unchanged page is not rewritten (same bytes -> no write);
-- every file is written atomically.
+- every file is written atomically;
+- titles, sources and set metadata are written without control characters (an escape
+  sequence in an archive's file name never reaches docContent.md or doc4llm-set.yaml).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from pathlib import Path
 
 from doc4llm import __version__
 from doc4llm.corpus.atomic import atomic_write_text
+from doc4llm.corpus.controls import clean_name
 from doc4llm.corpus.paths import (
     CONTENT_FILE,
     SET_META_FILE,
@@ -44,23 +47,46 @@ class PageWrite:
 
 def render_content(title: str, source: str, body: str) -> str:
     """docContent.md: `# Title`, the source line, `---`, then the body."""
-    title = " ".join(title.split()) or "Untitled"
+    title = " ".join(clean_name(title).split()) or "Untitled"
+    source = clean_name(source)
     body = body.replace("\r\n", "\n").replace("\r", "\n").strip("\n")
     return f"# {title}\n\n> **Source**: {source}\n\n---\n\n{body}\n"
 
 
 def load_set_metadata(set_dir: Path) -> dict:
-    import yaml
+    """The set's doc4llm-set.yaml ({} when missing or unreadable). A docs dir may come
+    from anywhere: read within the YAML budget (no alias bomb, no deep nesting)."""
+    from doc4llm.corpus.safe_yaml import YamlError, load_yaml
 
     path = set_dir / SET_META_FILE
     if not path.is_file():
         return {}
     try:
-        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-        data = yaml.load(path.read_text(encoding="utf-8", errors="replace"), Loader=loader) or {}
-    except yaml.YAMLError:
+        data = load_yaml(path.read_text(encoding="utf-8", errors="replace"), str(path)) or {}
+    except YamlError:
         return {}
     return data if isinstance(data, dict) else {}
+
+
+def _clean_key(key: str) -> str:
+    """A page's identity as recorded: the same key always gives the same record, and no
+    control character (from an archive's file name) reaches doc4llm-set.yaml."""
+    return clean_name(key) if any(c < " " or "\x7f" <= c <= "\x9f" or "\ud800" <= c <= "\udfff"
+                                  for c in key) else key
+
+
+def _clean_values(value: object, depth: int = 0) -> object:
+    """Strings of set metadata without control characters, at any depth (bounded)."""
+    if isinstance(value, str):
+        return clean_name(value, one_line=False) if any(
+            c < " " or "\x7f" <= c <= "\x9f" or "\ud800" <= c <= "\udfff" for c in value) else value
+    if depth > 20:
+        return value
+    if isinstance(value, dict):
+        return {k: _clean_values(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean_values(v, depth + 1) for v in value]
+    return value
 
 
 class SetWriter:
@@ -87,7 +113,7 @@ class SetWriter:
         return pages if isinstance(pages, dict) else {}
 
     def _rec_id(self, key: str) -> str:
-        return f"{self.origin}:{key}"
+        return f"{self.origin}:{_clean_key(key)}"
 
     def page_record(self, key: str) -> dict | None:
         return self._records().get(self._rec_id(key))
@@ -102,6 +128,7 @@ class SetWriter:
                    slug_anchors: bool = True) -> PageWrite:
         """Write one page; `slug_anchors=False` for pages converted from HTML, whose anchors
         are only the ids the page really has (see `render_toc`)."""
+        title, source = clean_name(title), clean_name(source)
         record = self.page_record(key)
         folder = record.get("folder") if record else None
         if folder and not (self.set_dir / folder).is_dir():
@@ -139,7 +166,7 @@ class SetWriter:
         rec = {
             "folder": folder,
             "origin": self.origin,
-            "key": key,
+            "key": _clean_key(key),
             "title": title,
             "source": source,
             "hash": hashlib.sha256(content.encode("utf-8")).hexdigest()[:16],
@@ -147,7 +174,7 @@ class SetWriter:
         if url:
             rec["url"] = url
         if extra:
-            rec["extra"] = extra
+            rec["extra"] = _clean_values(extra)  # origins hold archive paths and URLs
         self._records()[self._rec_id(key)] = rec
         return PageWrite(folder, status)
 
@@ -179,13 +206,13 @@ class SetWriter:
         """Refresh a page's stored extra data (e.g. a new ETag) without rewriting it."""
         rec = self.page_record(key)
         if rec is not None:
-            rec["extra"] = {**(rec.get("extra") or {}), **extra}
+            rec["extra"] = _clean_values({**(rec.get("extra") or {}), **extra})
 
     def prune(self, keep_keys: set[str]) -> list[str]:
         """Remove pages this origin wrote earlier whose key is not in `keep_keys`."""
         removed = []
         records = self._records()
-        for key in sorted(self.keys() - set(keep_keys)):
+        for key in sorted(self.keys() - {_clean_key(k) for k in keep_keys}):
             rec = records.pop(self._rec_id(key))
             folder = rec.get("folder")
             if not folder:
@@ -207,6 +234,9 @@ class SetWriter:
         self.meta["page_count"] = sum(
             1 for p in self.set_dir.iterdir() if p.is_dir() and (p / CONTENT_FILE).is_file()
         )
+        for k, v in self.meta.items():  # page records are cleaned as they are made
+            if k != "pages":
+                self.meta[k] = _clean_values(v)
         path = self.set_dir / SET_META_FILE
         dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
         atomic_write_text(path, yaml.dump(self.meta, Dumper=dumper, allow_unicode=True, sort_keys=False))

@@ -41,6 +41,11 @@ def compile_pattern(pattern: str, *, ignore_case: bool, fixed: bool, word: bool 
         raise InputError(f"the pattern is {len(pattern)} characters; at most {MAX_PATTERN_CHARS}")
     if "\n" in pattern:
         raise InputError("the pattern spans lines; grep matches one line at a time")
+    if any("\ud800" <= c <= "\udfff" for c in pattern):  # argv bytes that are not UTF-8
+        shown = pattern.encode("utf-8", "surrogateescape" if all(
+            "\udc80" <= c <= "\udcff" for c in pattern if "\ud800" <= c <= "\udfff") else "replace")
+        raise InputError(f"the pattern {shown!r} is not UTF-8 text; the docs are UTF-8, so it can match "
+                         "nothing", hint="pass the text in UTF-8 (check the terminal's locale)")
     import re2
 
     if not fixed:  # GNU grep's basic-syntax alternation, which agents type by habit

@@ -4,13 +4,27 @@ The set is written by `SetWriter` into `<docs>/.doc4llm-build-*/NAME@VER` (same 
 system), then renamed over the old one: a failure at any step before the rename leaves
 the existing set exactly as it was, and a reader never sees half a set. A set that was not
 made from a package (an import, a scrape) is never replaced.
+
+A build folder holds the extracted archive, so none may outlive its run. Each one holds a
+`.lock` file its process keeps an exclusive flock on until it removes the folder: the lock
+dies with the process however it dies (SIGKILL, power loss), so the next `add`/`sync`
+removes a folder whose lock it can take, and never one whose owner is still running (a
+concurrent `sync` in the same docs dir). A folder without a lock file (made by an older
+doc4llm) goes once it is `STALE_SECONDS` old. SIGTERM, SIGINT and SIGHUP remove this
+process's build folders before it exits (`cleanup_on_signals`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
+import signal
+import sys
 import tempfile
+import threading
+import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -22,6 +36,17 @@ from doc4llm.ingest.packages.pages import DocPage
 BUILD_FORMAT = 2  # bump when the builder's output changes, so `sync` rebuilds sets
 # 2: page origins (`extra.origin`), docs from the repository tag / docs site, `holds`
 ORIGIN = "package"
+BUILD_PREFIX = ".doc4llm-build-"
+LOCK_FILE = ".lock"
+STALE_SECONDS = 3600  # a build folder without a lock file this old was left by a crash
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows: folders are cleaned by age only
+    fcntl = None  # type: ignore[assignment]
+
+_live: dict[Path, int | None] = {}  # this process's build folders -> the fd holding their lock
+_live_lock = threading.Lock()
 
 
 @dataclass
@@ -52,8 +77,123 @@ def check_replaceable(docs_dir: Path, set_name: str) -> dict | None:
 
 
 def temp_root(docs_dir: Path) -> Path:
+    """A new build folder in `docs_dir`, locked by this process; build folders that crashed
+    runs left behind are removed first. Give it back with `release_root`."""
     docs_dir.mkdir(parents=True, exist_ok=True)
-    return Path(tempfile.mkdtemp(prefix=".doc4llm-build-", dir=docs_dir))
+    clean_stale(docs_dir)
+    path = Path(tempfile.mkdtemp(prefix=BUILD_PREFIX, dir=docs_dir))
+    fd = None
+    if fcntl is not None:
+        fd = os.open(path / LOCK_FILE, os.O_CREAT | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o644)
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    with _live_lock:
+        _live[path] = fd
+    return path
+
+
+def release_root(path: Path) -> None:
+    """Remove a build folder `temp_root` made (the lock goes last)."""
+    shutil.rmtree(path, ignore_errors=True)
+    with _live_lock:
+        fd = _live.pop(path, None)
+    if fd is not None:
+        os.close(fd)
+
+
+def clean_stale(docs_dir: Path) -> list[str]:
+    """Remove build folders no running process owns; return their names."""
+    removed = []
+    try:
+        entries = [p for p in Path(docs_dir).iterdir() if p.name.startswith(BUILD_PREFIX)]
+    except OSError:
+        return removed
+    for path in entries:
+        with _live_lock:
+            if path in _live:
+                continue
+        if not path.is_dir() or path.is_symlink():
+            continue
+        lock = path / LOCK_FILE
+        fd = None
+        try:
+            if lock.is_file() and fcntl is not None:
+                fd = os.open(lock, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                except BlockingIOError:
+                    continue  # its process is running: not ours to touch
+            elif time.time() - path.stat().st_mtime < STALE_SECONDS:
+                continue  # being set up, or an older doc4llm's: only age tells
+            _restore_replaced(Path(docs_dir), path)
+            shutil.rmtree(path, ignore_errors=True)
+            removed.append(path.name)
+        except OSError:
+            continue
+        finally:
+            if fd is not None:
+                os.close(fd)
+    return removed
+
+
+def _restore_replaced(docs_dir: Path, build: Path) -> None:
+    """A crash between the two renames of `swap_in` left the old set in the build folder:
+    put it back when nothing took its place."""
+    old = build / ".replaced"
+    if not old.is_dir():
+        return
+    name = load_set_metadata(old).get("name")
+    try:
+        validate_set_name(name)
+    except (InputError, TypeError):
+        return
+    target = docs_dir / name
+    if not target.exists():
+        os.rename(old, target)
+
+
+def _remove_live_roots() -> None:
+    with _live_lock:
+        roots = list(_live.items())
+        _live.clear()
+    for path, fd in roots:
+        for _ in range(3):  # a worker thread may recreate a folder while this one deletes
+            trash = path.with_name(path.name + ".gone")
+            try:
+                os.rename(path, trash)
+            except OSError:
+                trash = path
+            shutil.rmtree(trash, ignore_errors=True)
+            if not path.exists():
+                break
+        if fd is not None:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def cleanup_on_signals() -> Iterator[None]:
+    """While the block runs (main thread only): SIGTERM, SIGINT or SIGHUP remove this
+    process's build folders and exit at once (128 + the signal), instead of leaving the
+    extracted archive behind or waiting for every queued conversion to finish."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        _remove_live_roots()
+        name = signal.Signals(signum).name
+        try:
+            sys.stderr.write(f"doc4llm: interrupted ({name}): build folders removed\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(128 + signum)
+
+    wanted = [signal.SIGTERM, signal.SIGINT] + ([signal.SIGHUP] if hasattr(signal, "SIGHUP") else [])
+    previous = {s: signal.signal(s, handler) for s in wanted}
+    try:
+        yield
+    finally:
+        for s, old in previous.items():
+            signal.signal(s, old)
 
 
 def write_set(docs_dir: Path, set_name: str, pages: list[DocPage], package: dict,
@@ -97,5 +237,7 @@ def remove_set(docs_dir: Path, set_name: str) -> None:
     if check_replaceable(docs_dir, set_name) is None:
         return
     work = temp_root(Path(docs_dir).resolve())
-    os.rename(target, work / set_name)
-    shutil.rmtree(work, ignore_errors=True)
+    try:
+        os.rename(target, work / set_name)
+    finally:
+        release_root(work)

@@ -65,7 +65,7 @@ def read_npm_metadata(root: Path) -> dict:
         return {}
     try:
         data = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    except ValueError:
+    except (ValueError, RecursionError):  # [ x 200,000: RecursionError (issue 33)
         return {}
     return data if isinstance(data, dict) else {}
 

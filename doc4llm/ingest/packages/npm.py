@@ -14,7 +14,7 @@ import nodesemver
 from doc4llm.errors import InputError
 from doc4llm.ingest.packages.http import Http, NotFoundOnRegistry
 from doc4llm.ingest.packages.registry_config import NpmConfig, display_url, npm_config
-from doc4llm.ingest.packages.spec import PackageRef, Release
+from doc4llm.ingest.packages.spec import PackageRef, Release, version_problem
 
 
 def packument(http: Http, name: str, config: NpmConfig) -> dict:
@@ -34,30 +34,38 @@ def resolve(http: Http, ref: PackageRef, config: NpmConfig | None = None) -> Rel
     if not isinstance(versions, dict) or not versions:
         raise InputError(f"npm package {ref.name!r} has no published version")
     version = choose_version(ref, doc)
-    meta = versions[version] if isinstance(versions[version], dict) else {}
-    dist = meta.get("dist") or {}
-    url = dist.get("tarball")
-    if not url:
-        raise InputError(f"{ref.name}@{version} has no tarball in the registry's metadata")
+    return _release(doc, ref.name, version, config)
+
+
+def _release(doc: dict, name: str, version: str, config: NpmConfig) -> Release:
+    meta = doc["versions"][version]
+    dist = meta.get("dist") if isinstance(meta, dict) else None
+    url = dist.get("tarball") if isinstance(dist, dict) else None
+    if not isinstance(url, str) or not url:
+        raise InputError(f"{name}@{version} has no tarball in the registry's metadata")
     hashes = {}
-    integrity = str(dist.get("integrity") or "")
-    if integrity.startswith("sha512-"):
+    integrity = dist.get("integrity")
+    if isinstance(integrity, str) and integrity.startswith("sha512-"):
         hashes["sha512"] = integrity.split()[0][len("sha512-"):]
-    if dist.get("shasum"):
-        hashes["sha1"] = str(dist["shasum"])
-    return Release("npm", ref.name, version, url, url.rsplit("/", 1)[-1], hashes,
-                   display_url(config.registry_for(ref.name)))
+    if isinstance(dist.get("shasum"), str) and dist["shasum"]:
+        hashes["sha1"] = dist["shasum"]
+    return Release("npm", name, version, url, url.rsplit("/", 1)[-1], hashes,
+                   display_url(config.registry_for(name)))
 
 
 def choose_version(ref: PackageRef, doc: dict) -> str:
-    versions = [v for v in (doc.get("versions") or {}) if isinstance(v, str) and len(v) <= 256]
-    tags = doc.get("dist-tags") or {}
+    """The version `ref` asks for among the registry's versions that are valid version
+    strings (a version with a NUL or a `/` is never a candidate)."""
+    listed = doc.get("versions")
+    versions = [v for v in (listed if isinstance(listed, dict) else {}) if version_problem(v) is None]
+    tags = doc.get("dist-tags")
+    tags = tags if isinstance(tags, dict) else {}
     req = ref.requested
     if req is None:
         req = "latest"
     if req in versions:
         return req
-    if req in tags and tags[req] in versions:
+    if isinstance(req, str) and req in tags and tags[req] in versions:
         return tags[req]
     try:
         best = nodesemver.max_satisfying(versions, req, loose=True)
@@ -88,15 +96,7 @@ def types_release(http: Http, name: str, version: str, config: NpmConfig) -> Rel
 
 def resolve_from(doc: dict, name: str, req: str, config: NpmConfig) -> Release:
     version = choose_version(PackageRef("npm", name, req), doc)
-    dist = (doc["versions"][version] or {}).get("dist") or {}
-    if not dist.get("tarball"):
-        raise InputError(f"{name}@{version} has no tarball")
-    hashes = {}
-    integrity = str(dist.get("integrity") or "")
-    if integrity.startswith("sha512-"):
-        hashes["sha512"] = integrity.split()[0][len("sha512-"):]
-    return Release("npm", name, version, dist["tarball"], dist["tarball"].rsplit("/", 1)[-1], hashes,
-                   display_url(config.registry_for(name)))
+    return _release(doc, name, version, config)
 
 
 def _valid(v: str) -> bool:

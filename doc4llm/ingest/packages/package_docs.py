@@ -3,7 +3,6 @@ write the set. Also used per dependency by `sync`."""
 
 from __future__ import annotations
 
-import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,6 +13,7 @@ from doc4llm.ingest.packages import archive as archives
 from doc4llm.ingest.packages.build import (
     BUILD_FORMAT,
     check_replaceable,
+    release_root,
     temp_root,
     write_set,
 )
@@ -26,9 +26,15 @@ from doc4llm.ingest.packages.collect import (
 )
 from doc4llm.ingest.packages.holdings import holdings, missing
 from doc4llm.ingest.packages.http import Http
+from doc4llm.ingest.packages.integrity import (
+    Pin,
+    check_archive,
+    check_metadata,
+    require_hash,
+)
 from doc4llm.ingest.packages.pages import API, CHANGELOG, DOCS, DocPage
 from doc4llm.ingest.packages.registry_config import NpmConfig, display_url, npm_config
-from doc4llm.ingest.packages.spec import PackageRef, Release, set_base_name
+from doc4llm.ingest.packages.spec import PackageRef, Release, set_base_name, validate_package
 from doc4llm.ingest.packages.upstream import NOT_NEEDED, UpstreamDocs, missing_docs, upstream_retry
 
 
@@ -46,6 +52,7 @@ class AddResult:
     seconds: float = 0.0
     archive: str = ""
     sha256: str = ""
+    verified: str = ""  # what the archive was checked against, or `unverified`
     warnings: list[str] = field(default_factory=list)
     holds: dict = field(default_factory=dict)  # holdings.py: docs / API / readme / changelog
     missing: list[str] = field(default_factory=list)  # "no narrative docs (looked at: ...)"
@@ -72,18 +79,20 @@ def same_release(current: dict | None, release: Release) -> bool:
 
 def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None, http: Http | None = None,
                 index_url: str | None = None, npm: NpmConfig | None = None, force: bool = False,
-                release: Release | None = None, offline: bool = False) -> AddResult:
-    """Build (or keep) the set of one package release from the registry."""
+                release: Release | None = None, offline: bool = False, pin: Pin | None = None,
+                require_hashes: bool = False, timeout: float | None = None) -> AddResult:
+    """Build (or keep) the set of one package release from the registry. `pin`: the hashes
+    a lockfile gives for it; `timeout`: seconds for the whole add (when it makes its Http)."""
     from doc4llm.ingest.packages import npm as npm_registry
     from doc4llm.ingest.packages import pypi
 
     started = time.monotonic()
     own_http = http is None
-    http = http or Http()
+    http = http or Http(budget=timeout, what="this add")
     try:
         npm = npm or npm_config()
         if release is None:
-            release = pypi.resolve(http, ref, index_url) if ref.ecosystem == "pypi" else \
+            release = pypi.resolve(http, ref, index_url, pin=pin) if ref.ecosystem == "pypi" else \
                 npm_registry.resolve(http, ref, npm)
         name = set_name or release.set_name()
         current = check_replaceable(Path(docs_dir), name)
@@ -92,14 +101,20 @@ def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None,
                              str(Path(docs_dir).resolve() / name), current.get("pages", 0),
                              current.get("sources") or {}, current.get("api_sections", 0),
                              round(time.monotonic() - started, 2), release.filename, current.get("sha256", ""),
+                             current.get("verified", ""),
                              holds=current.get("holds") or {}, missing=list(current.get("missing") or []),
                              looked_at=list(current.get("looked_at") or []))
         work = temp_root(Path(docs_dir).resolve())
         try:
             path, sha256 = archives.download(http, release, work)
-            return _build(path, sha256, work, Path(docs_dir), name, release, http, npm, started, offline)
+            verified = check_archive(path, sha256, release, pin)
+            if require_hashes:
+                require_hash(verified, release, pin)
+            http.check_budget()
+            return _build(path, sha256, work, Path(docs_dir), name, release, http, npm, started, verified,
+                          offline)
         finally:
-            shutil.rmtree(work, ignore_errors=True)
+            release_root(work)
     finally:
         if own_http:
             http.close()
@@ -112,13 +127,15 @@ def add_archive(path: Path, docs_dir: Path, *, set_name: str | None = None, http
     work = temp_root(Path(docs_dir).resolve())
     try:
         sha256 = file_sha256(path)
-        return _build(Path(path), sha256, work, Path(docs_dir), set_name, None, http, None, started, offline)
+        return _build(Path(path), sha256, work, Path(docs_dir), set_name, None, http, None, started,
+                      "local file", offline)
     finally:
-        shutil.rmtree(work, ignore_errors=True)
+        release_root(work)
 
 
 def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | None, release: Release | None,
-           http: Http | None, npm: NpmConfig | None, started: float, offline: bool = False) -> AddResult:
+           http: Http | None, npm: NpmConfig | None, started: float, verified: str,
+           offline: bool = False) -> AddResult:
     extracted = archives.extract(path, work / "x")
     root = extracted.root
     warnings = [f"{s}" for s in extracted.skipped[:20]]
@@ -131,8 +148,12 @@ def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | 
                              "(PKG-INFO, METADATA or package.json)")
         from doc4llm.ingest.packages.spec import normalize_pypi
 
+        name, version = name.strip(), version.strip()
+        validate_package(ecosystem, name, version, f"{path.name} ({meta.get('file') or 'package.json'})")
         release = Release(ecosystem, normalize_pypi(name) if ecosystem == "pypi" else name, version,
                           str(path), path.name, {"sha256": sha256}, "local file")
+    else:
+        check_metadata(meta, release, release.filename)
     set_name = set_name or release.set_name()
     check_replaceable(docs_dir, set_name)
     pages, types_from = collect_pages(root, release, meta, warnings, http, npm, work)
@@ -156,14 +177,15 @@ def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | 
                "archive": release.filename,
                "url": display_url(release.url) if release.registry != "local file" else None,  # no credentials
                "registry": release.registry, "sha256": sha256, "integrity": release.hashes.get("sha512"),
-               "pages": len(pages), "api_sections": api_sections, "holds": holds, "missing": gaps,
-               "upstream": upstream.status, "looked_at": [lk.to_dict() for lk in upstream.looked]}
+               "verified": verified, "pages": len(pages), "api_sections": api_sections, "holds": holds,
+               "missing": gaps, "upstream": upstream.status,
+               "looked_at": [lk.to_dict() for lk in upstream.looked]}
     if types_from:
         package["types_package"] = types_from
     result = write_set(docs_dir, set_name, pages, {k: v for k, v in package.items() if v is not None}, work)
     return AddResult(set_name, result.status, release.ecosystem, release.name, release.version, str(result.path),
                      result.pages, result.sources, api_sections, round(time.monotonic() - started, 2),
-                     release.filename, sha256, warnings, holds, gaps, package["looked_at"])
+                     release.filename, sha256, verified, warnings, holds, gaps, package["looked_at"])
 
 
 def _guess_ecosystem(root: Path, path: Path) -> str:
@@ -207,8 +229,11 @@ def _types_package_api(release: Release, http: Http, npm: NpmConfig, work: Path,
         types = npm_registry.types_release(http, release.name, release.version, npm)
         if types is None:
             return [], None
-        tpath, _ = archives.download(http, types, work)
-        troot = archives.extract(tpath, work / "types").root
+        tpath, tsha = archives.download(http, types, work)
+        check_archive(tpath, tsha, types)
+        textracted = archives.extract(tpath, work / "types")
+        troot = textracted.root
+        check_metadata(read_npm_metadata(troot), types, types.filename)
     except Doc4llmError as exc:
         warnings.append(f"@types package not used: {exc.message}")
         return [], None

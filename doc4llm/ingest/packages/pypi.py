@@ -20,15 +20,18 @@ from packaging.utils import (
 )
 from packaging.version import InvalidVersion, Version
 
-from doc4llm.errors import InputError
+from doc4llm.errors import ExternalError, InputError
 from doc4llm.ingest.packages.http import Http, NotFoundOnRegistry
+from doc4llm.ingest.packages.integrity import Pin
 from doc4llm.ingest.packages.registry_config import display_url, pip_index_url, pypi_json_base
 from doc4llm.ingest.packages.spec import PackageRef, Release, normalize_pypi
 
 SIMPLE_ACCEPT = "application/vnd.pypi.simple.v1+json, text/html;q=0.1"
 
 
-def resolve(http: Http, ref: PackageRef, index_url: str | None = None) -> Release:
+def resolve(http: Http, ref: PackageRef, index_url: str | None = None, pin: Pin | None = None) -> Release:
+    """The release `ref` asks for; with a lockfile's `pin`, a file the lockfile lists is
+    preferred (so its hash can be checked)."""
     index_url = index_url or pip_index_url()
     name = normalize_pypi(ref.name)
     files = _files_from_json_api(http, name, index_url)
@@ -44,7 +47,7 @@ def resolve(http: Http, ref: PackageRef, index_url: str | None = None) -> Releas
         if v is not None:
             by_version.setdefault(v, []).append(f)
     version = _choose(ref, sorted(by_version))
-    chosen = _pick_file(by_version[version])
+    chosen = _pick_file(by_version[version], pin)
     if chosen is None:
         raise InputError(f"{name} {version} has no sdist or wheel to read",
                          hint="only .tar.gz/.zip sdists and .whl wheels are read")
@@ -79,7 +82,7 @@ def _choose(ref: PackageRef, versions: list[Version]) -> Version:
     return matching[-1]
 
 
-def _pick_file(files: list[dict]) -> dict | None:
+def _pick_file(files: list[dict], pin: Pin | None = None) -> dict | None:
     def rank(f: dict) -> tuple:
         fn = f["filename"].lower()
         if fn.endswith((".tar.gz", ".zip")) and f["kind"] == "sdist":
@@ -89,6 +92,11 @@ def _pick_file(files: list[dict]) -> dict | None:
         return (2, fn)
 
     usable = [f for f in files if f["kind"] in ("sdist", "wheel")]
+    if pin is not None and pin.hashes:
+        named = pin.named_files()
+        hashes = {h for _, a, h in pin.hashes if a == "sha256"}
+        pinned = [f for f in usable if f["filename"] in named or (not named and (f.get("sha256") or "").lower() in hashes)]
+        usable = pinned or usable  # none listed: the check after download says so
     return min(usable, key=rank) if usable else None
 
 
@@ -118,7 +126,8 @@ def _files_from_json_api(http: Http, name: str, index_url: str) -> list[dict] | 
         return None
     for ver, items in releases.items():
         for item in items if isinstance(items, list) else []:
-            if not isinstance(item, dict) or not item.get("url") or not item.get("filename"):
+            if not isinstance(item, dict) or not isinstance(item.get("url"), str) or \
+                    not isinstance(item.get("filename"), str) or not item["url"] or not item["filename"]:
                 continue
             kind, _ = _describe(item["filename"], name)
             try:
@@ -126,7 +135,7 @@ def _files_from_json_api(http: Http, name: str, index_url: str) -> list[dict] | 
             except InvalidVersion:
                 continue
             files.append({"filename": item["filename"], "url": urljoin(base + "/", item["url"]),
-                          "sha256": (item.get("digests") or {}).get("sha256"), "kind": kind,
+                          "sha256": _sha256_of(item.get("digests")), "kind": kind,
                           "version": version, "yanked": bool(item.get("yanked"))})
     return files
 
@@ -139,14 +148,17 @@ def _files_from_simple(http: Http, name: str, index_url: str) -> list[dict]:
         raise InputError(f"no PyPI package named {name!r} on {display_url(index_url)}",
                          hint="check the spelling (pypi:NAME[==VERSION])") from None
     if "json" in ctype:
-        import json
+        from doc4llm.corpus.safe_data import DataError, loads_json
 
         try:
-            raw = json.loads(body).get("files") or []
-        except (ValueError, AttributeError):
+            raw = loads_json(body, display_url(page)).get("files") or []
+        except DataError as exc:
+            raise ExternalError(exc.message) from None
+        if not isinstance(raw, list):
             raw = []
-        entries = [(f.get("url", ""), f.get("filename", ""), (f.get("hashes") or {}).get("sha256"),
-                    bool(f.get("yanked"))) for f in raw if isinstance(f, dict)]
+        entries = [(f["url"], f["filename"], _sha256_of(f.get("hashes")), bool(f.get("yanked")))
+                   for f in raw if isinstance(f, dict) and isinstance(f.get("url"), str)
+                   and isinstance(f.get("filename"), str)]
     else:
         parser = _Anchors()
         parser.feed(body)
@@ -165,6 +177,11 @@ def _files_from_simple(http: Http, name: str, index_url: str) -> list[dict]:
         files.append({"filename": filename, "url": url.split("#", 1)[0], "sha256": sha, "kind": kind,
                       "version": version, "yanked": yanked})
     return files
+
+
+def _sha256_of(digests: object) -> str | None:
+    value = digests.get("sha256") if isinstance(digests, dict) else None
+    return value if isinstance(value, str) else None
 
 
 class _Anchors(HTMLParser):

@@ -12,6 +12,44 @@ ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".whl", ".zip", ".tar.bz2", ".tar")
 _PEP503 = re.compile(r"[-_.]+")
 _NPM_NAME = re.compile(r"^(@[a-z0-9][a-z0-9._~-]*/)?[a-z0-9][a-z0-9._~-]*$", re.IGNORECASE)
 _PY_NAME = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$")
+# PEP 440 (epochs `1!2.0`, local `+abc`) and semver (`1.0.0-rc.1+build.5`) and nothing else:
+# a version becomes part of a folder name, so no `/`, `\`, NUL, control character or `..`
+_VERSION = re.compile(r"^[A-Za-z0-9][A-Za-z0-9.+!_-]{0,127}$")
+MAX_NAME = 214  # npm's limit; PyPI names are shorter in practice
+
+
+def name_problem(ecosystem: str, name: object) -> str | None:
+    """Why `name` is not a valid package name for `ecosystem` (None when it is)."""
+    if not isinstance(name, str) or not name:
+        return f"the package name is {_shown(name)}, not a name"
+    pattern = _PY_NAME if ecosystem == "pypi" else _NPM_NAME
+    if len(name) > MAX_NAME or not pattern.match(name):
+        return f"{_shown(name)} is not a valid {'PyPI' if ecosystem == 'pypi' else 'npm'} package name"
+    return None
+
+
+def version_problem(version: object) -> str | None:
+    """Why `version` is not an exact version doc4llm can name a set after (None when it is)."""
+    if not isinstance(version, str) or not version:
+        return f"the version is {_shown(version)}, not a version"
+    if not _VERSION.match(version):
+        return f"version {_shown(version)} is not a version (letters, digits and . + ! _ - only)"
+    return None
+
+
+def validate_package(ecosystem: str, name: object, version: object, source: str) -> None:
+    """The one check every name and version passes (from `add`, lockfiles, manifests,
+    PKG-INFO, package.json and registry answers) before it names a set or a URL."""
+    problem = name_problem(ecosystem, name) or (version_problem(version) if version is not None else None)
+    if problem:
+        raise InputError(f"{source}: {problem}: refused")
+
+
+def _shown(value: object) -> str:
+    """A short, printable form of untrusted text for a message."""
+    if isinstance(value, str):
+        return repr(value[:60] + ("..." if len(value) > 60 else ""))
+    return "null" if value is None else f"a {type(value).__name__}"
 
 
 def normalize_pypi(name: str) -> str:
@@ -44,6 +82,9 @@ class Release:
     hashes: dict[str, str] = field(default_factory=dict)  # sha256 hex / sha512 / sha1 (npm)
     registry: str = ""  # display form (no credentials)
     types_url: str | None = None  # npm: an @types/ package when the package has no .d.ts
+
+    def __post_init__(self) -> None:
+        validate_package(self.ecosystem, self.name, self.version, f"{self.ecosystem}:{self.name}")
 
     def set_name(self) -> str:
         return f"{set_base_name(self.ecosystem, self.name)}@{self.version}"

@@ -6,7 +6,9 @@ version is built (bounded parallel downloads) and the project's old version of i
 removed, a dependency that left the project goes only with `prune`. What each project
 synced is remembered in `<docs>/.doc4llm/sync/<project-hash>.json`, so pruning one
 project never removes a set that another project still uses. A failure on one package
-is reported and the others go on; existing sets stay as they were.
+is reported and the others go on; existing sets stay as they were. So is a lockfile entry
+that cannot be read (wrong type, a name or version that is not one): it is listed as
+failed, naming the file and the entry, and every other entry is synced.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 
 from doc4llm.corpus.atomic import atomic_write_text
 from doc4llm.corpus.paths import INDEX_DIRNAME
-from doc4llm.errors import Doc4llmError
+from doc4llm.errors import Doc4llmError, ExternalError, InputError
 from doc4llm.ingest.packages.build import BUILD_FORMAT, existing_package, remove_set
 from doc4llm.ingest.packages.holdings import holdings_line
 from doc4llm.ingest.packages.http import Http
@@ -33,7 +35,7 @@ from doc4llm.ingest.packages.upstream import upstream_retry
 
 @dataclass
 class SyncItem:
-    dep: Dependency
+    dep: Dependency | None  # None: a lockfile entry that could not be read
     action: str  # create | replace | skip | remove | failed
     set_name: str | None = None
     old_set: str | None = None
@@ -42,8 +44,15 @@ class SyncItem:
 
     def label(self) -> str:
         d = self.dep
+        if d is None:
+            return "lockfile entry"
         want = d.version or d.spec or "latest"
         return f"{d.ecosystem}:{d.name}@{want}"
+
+    def fail(self, exc: Exception) -> None:
+        self.action = "failed"
+        # a bug must not stop the other packages either; it is still reported
+        self.error = exc.message if isinstance(exc, Doc4llmError) else f"{type(exc).__name__}: {exc}"
 
 
 @dataclass
@@ -54,17 +63,28 @@ class SyncReport:
     skipped: list[str] = field(default_factory=list)
     dry_run: bool = False
 
+    bad_count: int = 0  # unreadable lockfile entries, including those not listed
+
     @property
     def failed(self) -> list[SyncItem]:
         return [i for i in self.items if i.action == "failed"]
+
+    def exit_code(self) -> int:
+        """0 when nothing failed; 3 when some package could not be fetched or built (as
+        before: the others are synced); 2 when the only failures are unreadable lockfile
+        entries (bad input, named in the report)."""
+        if any(i.dep is not None for i in self.failed):
+            return ExternalError.exit_code
+        return InputError.exit_code if self.failed else 0
 
     def to_dict(self) -> dict:
         counts: dict[str, int] = {}
         for i in self.items:
             counts[i.action] = counts.get(i.action, 0) + 1
         return {"project": self.project, "files": self.files, "dry_run": self.dry_run, "counts": counts,
-                "items": [{"package": i.label(), "direct": i.dep.direct, "action": i.action, "set": i.set_name,
-                           "old_set": i.old_set, "error": i.error, **i.detail} for i in self.items],
+                "items": [{"package": i.label(), "direct": i.dep.direct if i.dep else None, "action": i.action,
+                           "set": i.set_name, "old_set": i.old_set, "error": i.error, **i.detail}
+                          for i in self.items],
                 "not_synced": self.skipped}
 
     def lines(self) -> list[str]:
@@ -73,11 +93,16 @@ class SyncReport:
         head = "plan" if self.dry_run else "synced"
         out = [f"{head} {self.project} from {', '.join(self.files)}"]
         for i in self.items:
+            if i.dep is None:  # an unreadable lockfile entry: the sentence names file and entry
+                out.append(f"  {i.action:<8} {i.error}")
+                continue
             name = i.set_name or i.label()
             holds = i.detail.get("holds") if i.action in ("create", "replace", "skip") else None
             line = holdings_line(name, holds) if holds and not self.dry_run else name
             if i.action in ("create", "replace") and i.detail and not self.dry_run:
                 line += f"  {i.detail.get('seconds', 0):.1f}s"
+                if i.detail.get("verified") == "unverified":
+                    line += ", unverified (no hash from the lockfile or the registry)"
             if i.old_set:
                 line += f"  (replaces {i.old_set})"
             if i.error:
@@ -87,6 +112,9 @@ class SyncReport:
                 out += [f"           warning: {m}" for m in i.detail.get("missing") or []]
         for s in self.skipped:
             out.append(f"  not synced: {s}")
+        listed = sum(1 for i in self.items if i.dep is None)
+        if self.bad_count > listed:
+            out.append(f"  ... and {self.bad_count - listed} more unreadable lockfile entries")
         counts = self.to_dict()["counts"]
         out.append("  " + ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) if counts else "  nothing to do")
         return out
@@ -98,11 +126,17 @@ def _state_path(docs_dir: Path, project: Path) -> Path:
 
 
 def _load_state(path: Path) -> dict:
+    from doc4llm.corpus.safe_data import DataError, loads_json
+
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = loads_json(path.read_text(encoding="utf-8", errors="replace"), path.name)
+    except (OSError, DataError):
         return {}
-    return data if isinstance(data, dict) else {}
+    if not isinstance(data, dict):
+        return {}
+    if not isinstance(data.get("sets"), dict):
+        data["sets"] = {}
+    return data
 
 
 def _sets_of_other_projects(docs_dir: Path, mine: Path) -> set[str]:
@@ -121,13 +155,21 @@ def _dep_key(d: Dependency) -> str:
 def plan(deps: list[Dependency], docs_dir: Path, state: dict, offline: bool = False) -> list[SyncItem]:
     items = []
     previous = state.get("sets") or {}
+    if not isinstance(previous, dict):
+        previous = {}
     for d in deps:
         old = previous.get(_dep_key(d))
         if d.version is None:  # a range: the registry decides at build time
             items.append(SyncItem(d, "create", None, None))
             continue
         name = f"{set_base_name(d.ecosystem, d.name)}@{d.version}"
-        current = existing_package(docs_dir, name)
+        try:
+            current = existing_package(docs_dir, name)
+        except Doc4llmError as exc:  # one odd entry costs that entry only
+            item = SyncItem(d, "failed", name)
+            item.fail(exc)
+            items.append(item)
+            continue
         if current and current.get("format") == BUILD_FORMAT and current.get("version") == d.version \
                 and current.get("name") == d.name and not upstream_retry(current, offline):
             items.append(SyncItem(d, "skip", name, None, _recorded(current)))
@@ -140,20 +182,23 @@ def plan(deps: list[Dependency], docs_dir: Path, state: dict, offline: bool = Fa
 def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, prune: bool = False,
                  dry_run: bool = False, jobs: int = 4, index_url: str | None = None,
                  npm: NpmConfig | None = None, offline: bool = False,
-                 progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
+                 progress: Callable[[int, int, str], None] | None = None,
+                 require_hashes: bool = False, timeout: float | None = None) -> SyncReport:
+    """`timeout`: seconds for every download of the sync together (None: no total)."""
     from doc4llm.ingest.packages.package_docs import add_package
     from doc4llm.ingest.packages.registry_config import npm_config
 
     project = Path(project).resolve()
     docs_dir = Path(docs_dir).resolve()
     found = read_project(project, include_all)
-    report = SyncReport(str(project), found.files, skipped=found.skipped, dry_run=dry_run)
+    report = SyncReport(str(project), found.files, skipped=found.skipped, dry_run=dry_run,
+                        bad_count=found.bad_count)
     state_path = _state_path(docs_dir, project)
     state = _load_state(state_path)
     items = plan(found.deps, docs_dir, state, offline)
     wanted = {_dep_key(d) for d in found.deps}
     gone = {k: v for k, v in (state.get("sets") or {}).items() if k not in wanted}
-    report.items = items
+    report.items = items + [SyncItem(None, "failed", error=sentence) for sentence in found.bad]
     if prune:
         for key, set_name in sorted(gone.items()):
             eco, name = key.split(":", 1)
@@ -168,14 +213,15 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
     def build(item: SyncItem) -> None:
         d = item.dep
         ref = PackageRef(d.ecosystem, d.name, d.version or d.spec)
-        result = add_package(ref, docs_dir, http=http, index_url=index_url, npm=npm, offline=offline)
+        result = add_package(ref, docs_dir, http=http, index_url=index_url, npm=npm, offline=offline, pin=d.pin,
+                             require_hashes=require_hashes)
         item.set_name = result.set_name
         item.detail = {k: getattr(result, k) for k in ("pages", "sources", "api_sections", "seconds", "holds",
-                                                       "missing", "looked_at")}
+                                                       "missing", "looked_at", "verified")}
         if result.status == "unchanged":
             item.action = "skip"
 
-    with Http() as http:
+    with Http(budget=timeout, what="this sync") as http:
         if progress and total:
             progress(0, total, "")
         with ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
@@ -184,10 +230,8 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
                 item = futures[fut]
                 try:
                     fut.result()
-                except Doc4llmError as exc:
-                    item.action, item.error = "failed", exc.message
                 except Exception as exc:  # noqa: BLE001 - one package must not stop the others
-                    item.action, item.error = "failed", f"{type(exc).__name__}: {exc}"
+                    item.fail(exc)
                 with lock:
                     done += 1
                 if progress:
@@ -195,6 +239,8 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
     sets = dict(state.get("sets") or {})
     others = _sets_of_other_projects(docs_dir, state_path)
     for item in report.items:
+        if item.dep is None:
+            continue
         key = _dep_key(item.dep)
         if item.action in ("create", "replace", "skip") and item.set_name:
             previous = sets.get(key)
