@@ -13,8 +13,9 @@ from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_o
 def _print_add(r: dict) -> None:
     src = ", ".join(f"{n} {k}" for k, n in r["sources"].items()) or "no pages"
     verb = {"unchanged": "unchanged (same archive already built)"}.get(r["status"], r["status"])
+    indexed = f", indexed {r['index']['seconds']:.1f}s" if r.get("index") else ""
     click.echo(f"{r['set_name']}: {verb}  {r['pages']} pages ({src}), {r['api_sections']} API sections"
-               f"  {r['seconds']:.1f}s  ->  {r['path']}")
+               f"  {r['seconds']:.1f}s{indexed}  ->  {r['path']}")
 
 
 @click.command("add")
@@ -55,6 +56,7 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
 
         click.get_current_context().invoke(scrape_cmd, url=source, set_name=set_name, docs_dir=docs_dir,
                                            as_json=as_json)
+        _index_added(root, set_name, {})
         return
     if ref is None:
         path = Path(source).expanduser()
@@ -67,6 +69,7 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
 
             click.get_current_context().invoke(import_cmd, path=source, set_name=set_name, docs_dir=docs_dir,
                                                as_json=as_json)
+            _index_added(root, set_name, {})
             return
         from doc4llm.ingest.packages.package_docs import add_archive
 
@@ -82,10 +85,51 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
     data = result.to_dict()
     for w in result.warnings:
         warn(f"warning: {w}")
+    _index_added(root, result.set_name, data, unchanged=data.get("status") == "unchanged")
     if as_json:
         emit_json(data)
     else:
         _print_add(data)
+
+
+def _index_added(root: Path, set_name: str | None, data: dict, unchanged: bool = False) -> None:
+    """`add` leaves the new set in the lexical index: the first search does not pay for it
+    (an unchanged set only when the index lacks it)."""
+    from doc4llm.index.service import index_after_ingest
+
+    if not set_name:
+        return
+    report = index_after_ingest(root, [] if unchanged else [set_name], [set_name] if unchanged else [])
+    if report is not None:
+        data["index"] = report.to_dict()
+
+
+def _index(root: Path, report, bar, quiet: bool) -> dict | None:
+    """The lexical index of what sync wrote (index/service.py says why)."""
+    from doc4llm.index.service import index_after_ingest
+
+    written = [i.set_name for i in report.items if i.action in ("create", "replace") and i.set_name]
+    present = [i.set_name for i in report.items if i.action == "skip" and i.set_name]
+    removed = any(i.action == "remove" for i in report.items) or any(i.old_set for i in report.items)
+    result = index_after_ingest(root, written, present, removed=removed,
+                                progress=None if quiet else _throttled(bar))
+    return result.to_dict() if result is not None else None
+
+
+def _throttled(bar, seconds: float = 5.0):
+    """Index progress: a bar on a terminal; otherwise a counter line every few seconds
+    (one every 25 pages was 87 lines for a 19-package project)."""
+    import time
+
+    last = [0.0]
+
+    def emit(msg: str) -> None:
+        now = time.monotonic()
+        if bar.tty or now - last[0] >= seconds or "/" not in msg:
+            last[0] = now
+            bar(msg)
+
+    return emit
 
 
 @click.command("sync")
@@ -131,14 +175,21 @@ def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jo
             else:
                 bar.line(f"synced {done}/{total} packages  {note}")
 
-        report = sync_project(project, resolve_docs_dir(docs_dir), include_all=include_all, prune=prune,
+        root = resolve_docs_dir(docs_dir)
+        report = sync_project(project, root, include_all=include_all, prune=prune,
                               dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, progress=progress)
+        indexed = None if dry_run else _index(root, report, bar, quiet)
     data = report.to_dict()
+    if indexed is not None:
+        data["index"] = indexed
     if as_json:
         emit_json(data)
     else:
         for line in report.lines():
             click.echo(line)
+        if indexed is not None:
+            click.echo(f"  indexed +{indexed['pages_added']} ~{indexed['pages_updated']} "
+                       f"-{indexed['pages_removed']} pages for search ({indexed['seconds']:.1f}s)")
     if report.failed:
         if as_json:
             sys.exit(ExternalError.exit_code)

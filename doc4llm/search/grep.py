@@ -161,11 +161,12 @@ def grep_docs(docs_dir: Path, pattern: str, *, sets: list[str] | None = None, ig
 
 def render_grep(result: dict) -> str:
     """Compact text: one header line per section, then its matching lines with numbers."""
+    scope = [f"scope: {result['scope']['note']}"] if result.get("scope") else []
     if not result["matches"]:
-        return f"no match for {result['pattern']!r} in {', '.join(result['sets'])}"
+        return "\n".join([*scope, f"no match for {result['pattern']!r} in {', '.join(result['sets'])}"])
     n_sec, n_lines = result["total_sections"], result["total_lines"]
     out = [f"{n_lines} matching line{'s' * (n_lines != 1)} in {n_sec} section{'s' * (n_sec != 1)}"
-           f" ({result['total_pages']} page{'s' * (result['total_pages'] != 1)})"]
+           f" ({result['total_pages']} page{'s' * (result['total_pages'] != 1)})", *scope]
     for m in result["matches"]:
         a, b = m["lines"]
         where = " > ".join(m["heading_path"])

@@ -5,13 +5,13 @@ package version by the same builder is skipped without touching the network, a n
 version is built (bounded parallel downloads) and the project's old version of it is
 removed, a dependency that left the project goes only with `prune`. What each project
 synced is remembered in `<docs>/.doc4llm/sync/<project-hash>.json`, so pruning one
-project never removes a set that another project still uses. A failure on one package
+project never removes a set that another project still uses, and searches run in the
+project search its sets (corpus/projects.py). A failure on one package
 is reported and the others go on; existing sets stay as they were.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -21,6 +21,7 @@ from pathlib import Path
 
 from doc4llm.corpus.atomic import atomic_write_text
 from doc4llm.corpus.paths import INDEX_DIRNAME
+from doc4llm.corpus.projects import load_record, record_path
 from doc4llm.errors import Doc4llmError
 from doc4llm.ingest.packages.build import BUILD_FORMAT, existing_package, remove_set
 from doc4llm.ingest.packages.http import Http
@@ -88,16 +89,11 @@ class SyncReport:
 
 
 def _state_path(docs_dir: Path, project: Path) -> Path:
-    digest = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:16]
-    return docs_dir / INDEX_DIRNAME / "sync" / f"{digest}.json"
+    return record_path(docs_dir, project)  # searches read it too (corpus/projects.py)
 
 
 def _load_state(path: Path) -> dict:
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return data if isinstance(data, dict) else {}
+    return load_record(path)
 
 
 def _sets_of_other_projects(docs_dir: Path, mine: Path) -> set[str]:
