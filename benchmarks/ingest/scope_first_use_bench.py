@@ -10,7 +10,9 @@ checkout under test.
 
 1. Versions: pydantic 1.10.13 and 2.7.4, sqlalchemy 1.4.52 and 2.0.30 in one docs dir.
    For each question that names a version, every result (-k 10) must come from the set of
-   the version it names.
+   the version it names. Then a project pinning pydantic 1.10.13 and sqlalchemy 2.0.30 is
+   synced into that docs dir (a sync record; nothing fetched) and questions naming no
+   version are asked outside it: how many results come from the pinned versions.
 2. depdev version questions (/work/shared/benchmarks/depdev, kind "version": Django 4.2.16
    and 5.0.9 side by side, plus 7 other packages): is result 1 from the right version (and
    is it the labelled section)?
@@ -107,6 +109,33 @@ def versions_check(code: Path, docs: Path) -> dict:
     return {"rows": rows, "all_right": sum(r["all_right"] for r in rows), "of": len(rows)}
 
 
+PIN_QUESTIONS = ("how do I validate two fields together", "declarative base class",
+                 "convert a model to a dict", "create an engine and a session")
+
+
+def pins_check(code: Path, docs: Path, work: Path) -> dict:
+    """A project pinning pydantic 1.10.13 and sqlalchemy 2.0.30 synced into the versions
+    docs dir (both sets exist: nothing is fetched); questions naming no version, asked
+    outside the project: the share of results from the pinned versions."""
+    project = work / "pinned-project"
+    project.mkdir(parents=True, exist_ok=True)
+    (project / "requirements.txt").write_text("pydantic==1.10.13\nsqlalchemy==2.0.30\n")
+    r = cli(code, "sync", project, "--docs-dir", docs, "-q")
+    if r.rc:
+        raise SystemExit(f"sync of the pinned project failed: {r.stderr}")
+    pinned = {"pydantic@1.10.13", "sqlalchemy@2.0.30"}
+    rows = []
+    for query in PIN_QUESTIONS:
+        r = cli(code, "search", query, "--docs-dir", docs, "--json", "-k", "5",
+                env=env_for(code, DOC4LLM_BACKGROUND_EMBED="0"))
+        got = [x["doc_set"] for x in json.loads(r.stdout)["results"]]
+        rows.append({"query": query, "results": got, "first_pinned": bool(got) and got[0] in pinned,
+                     "pinned_share": round(sum(g in pinned for g in got) / len(got), 2) if got else 0.0})
+    return {"rows": rows, "first_pinned": sum(r["first_pinned"] for r in rows), "of": len(rows),
+            "results_pinned": sum(sum(g in pinned for g in r["results"]) for r in rows),
+            "results": sum(len(r["results"]) for r in rows)}
+
+
 def depdev_check(code: Path, docs: Path) -> dict:
     if not docs.is_dir():
         subprocess.run(["bash", str(DEPDEV / "BUILD.sh"), str(docs)], env=env_for(code), check=True,
@@ -185,6 +214,11 @@ def main() -> None:
           "result from the named version")
     for r in results["versions"]["rows"]:
         print(f"  {'ok ' if r['all_right'] else 'BAD'} {r['query']!r}: {r['results']}  top: {r['top'][:1]}")
+    results["pins"] = p = pins_check(code, args.versions_dir or work / "versions-md", work)
+    print(f"pinned versions, questions naming no version, outside the project: result 1 pinned "
+          f"{p['first_pinned']}/{p['of']}, results from the pinned versions {p['results_pinned']}/{p['results']}")
+    for r in p["rows"]:
+        print(f"  {r['query']!r}: {r['results']}")
     results["depdev"] = depdev_check(code, args.depdev_dir or work / "depdev-md")
     d = results["depdev"]
     print(f"depdev version questions: result 1 from the right version {d['right_version']}/{d['of']}, "

@@ -104,16 +104,40 @@ def _index_added(root: Path, set_name: str | None, data: dict, unchanged: bool =
         data["index"] = report.to_dict()
 
 
-def _index(root: Path, report, bar, quiet: bool) -> dict | None:
-    """The lexical index of what sync wrote (index/service.py says why)."""
-    from doc4llm.index.service import index_after_ingest
+class _Indexer:
+    """The lexical index of what sync writes (index/service.py says why): each set as soon
+    as it is built, overlapping the downloads still running; then the sets the index lacks
+    and the purge of removed ones. A failure leaves the indexing to the first search."""
 
-    written = [i.set_name for i in report.items if i.action in ("create", "replace") and i.set_name]
-    present = [i.set_name for i in report.items if i.action == "skip" and i.set_name]
-    removed = any(i.action == "remove" for i in report.items) or any(i.old_set for i in report.items)
-    result = index_after_ingest(root, written, present, removed=removed,
-                                progress=None if quiet else _throttled(bar))
-    return result.to_dict() if result is not None else None
+    def __init__(self, root: Path, progress):
+        self.root, self.progress = root, progress
+        self.totals: dict | None = None
+
+    def _run(self, written: list[str], present: list[str] = (), removed: bool = False) -> None:
+        from doc4llm.index.service import index_after_ingest
+
+        try:
+            report = index_after_ingest(self.root, written, present, removed=removed, progress=self.progress)
+        except Exception as exc:  # noqa: BLE001 - the sets are synced; the first search indexes them
+            warn(f"the search index was not updated ({type(exc).__name__}: {exc}); the first search will do it")
+            return
+        if report is None:
+            return
+        data = report.to_dict()
+        if self.totals is None:
+            self.totals = {k: data[k] for k in ("pages_added", "pages_updated", "pages_removed", "seconds")}
+        else:
+            for k in ("pages_added", "pages_updated", "pages_removed", "seconds"):
+                self.totals[k] = round(self.totals[k] + data[k], 3)
+
+    def built(self, set_name: str) -> None:
+        self._run([set_name])
+
+    def finish(self, report) -> dict | None:
+        present = [i.set_name for i in report.items if i.action == "skip" and i.set_name]
+        removed = any(i.action == "remove" for i in report.items) or any(i.old_set for i in report.items)
+        self._run([], present, removed)
+        return self.totals
 
 
 def _throttled(bar, seconds: float = 5.0):
@@ -176,9 +200,11 @@ def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jo
                 bar.line(f"synced {done}/{total} packages  {note}")
 
         root = resolve_docs_dir(docs_dir)
+        indexer = _Indexer(root, None if quiet else _throttled(bar))
         report = sync_project(project, root, include_all=include_all, prune=prune,
-                              dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, progress=progress)
-        indexed = None if dry_run else _index(root, report, bar, quiet)
+                              dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, progress=progress,
+                              built=indexer.built)
+        indexed = None if dry_run else indexer.finish(report)
     data = report.to_dict()
     if indexed is not None:
         data["index"] = indexed

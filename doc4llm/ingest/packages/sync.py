@@ -131,7 +131,10 @@ def plan(deps: list[Dependency], docs_dir: Path, state: dict) -> list[SyncItem]:
 def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, prune: bool = False,
                  dry_run: bool = False, jobs: int = 4, index_url: str | None = None,
                  npm: NpmConfig | None = None,
-                 progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
+                 progress: Callable[[int, int, str], None] | None = None,
+                 built: Callable[[str], None] | None = None) -> SyncReport:
+    """`built(set_name)` runs in this thread as each set is written (the CLI indexes it for
+    search there, while the other packages still download and build)."""
     from doc4llm.ingest.packages.package_docs import add_package
     from doc4llm.ingest.packages.registry_config import npm_config
 
@@ -182,6 +185,8 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
                     done += 1
                 if progress:
                     progress(done, total, item.label())
+                if built and item.action in ("create", "replace") and item.set_name:
+                    built(item.set_name)
     sets = dict(state.get("sets") or {})
     others = _sets_of_other_projects(docs_dir, state_path)
     for item in report.items:
