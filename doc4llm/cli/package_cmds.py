@@ -13,9 +13,8 @@ from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_o
 def _print_add(r: dict) -> None:
     src = ", ".join(f"{n} {k}" for k, n in r["sources"].items()) or "no pages"
     verb = {"unchanged": "unchanged (same archive already built)"}.get(r["status"], r["status"])
-    indexed = f", indexed {r['index']['seconds']:.1f}s" if r.get("index") else ""
     click.echo(f"{r['set_name']}: {verb}  {r['pages']} pages ({src}), {r['api_sections']} API sections"
-               f"  {r['seconds']:.1f}s{indexed}  ->  {r['path']}")
+               f"  {r['seconds']:.1f}s  ->  {r['path']}")
 
 
 @click.command("add")
@@ -92,16 +91,27 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
         _print_add(data)
 
 
+def _index(root: Path, written: list[str], present: list[str] = (), removed: bool = False,
+           progress=None) -> dict | None:
+    """The lexical index of sets just written (index/service.py says why); a failure is a
+    warning: the sets are there, and the first search indexes them."""
+    from doc4llm.index.service import index_after_ingest
+
+    try:
+        report = index_after_ingest(root, written, present, removed=removed, progress=progress)
+    except Exception as exc:  # noqa: BLE001 - the ingest itself succeeded
+        warn(f"the search index was not updated ({type(exc).__name__}: {exc}); the first search will do it")
+        return None
+    return report.to_dict() if report is not None else None
+
+
 def _index_added(root: Path, set_name: str | None, data: dict, unchanged: bool = False) -> None:
     """`add` leaves the new set in the lexical index: the first search does not pay for it
     (an unchanged set only when the index lacks it)."""
-    from doc4llm.index.service import index_after_ingest
-
-    if not set_name:
-        return
-    report = index_after_ingest(root, [] if unchanged else [set_name], [set_name] if unchanged else [])
-    if report is not None:
-        data["index"] = report.to_dict()
+    if set_name:
+        report = _index(root, [] if unchanged else [set_name], [set_name] if unchanged else [])
+        if report is not None:
+            data["index"] = report
 
 
 class _Indexer:
@@ -114,16 +124,9 @@ class _Indexer:
         self.totals: dict | None = None
 
     def _run(self, written: list[str], present: list[str] = (), removed: bool = False) -> None:
-        from doc4llm.index.service import index_after_ingest
-
-        try:
-            report = index_after_ingest(self.root, written, present, removed=removed, progress=self.progress)
-        except Exception as exc:  # noqa: BLE001 - the sets are synced; the first search indexes them
-            warn(f"the search index was not updated ({type(exc).__name__}: {exc}); the first search will do it")
+        data = _index(self.root, written, present, removed, self.progress)
+        if data is None:
             return
-        if report is None:
-            return
-        data = report.to_dict()
         if self.totals is None:
             self.totals = {k: data[k] for k in ("pages_added", "pages_updated", "pages_removed", "seconds")}
         else:
