@@ -310,7 +310,7 @@ class _VectorNews:
         where = self.sets[0] if len(self.sets) == 1 else f"{len(self.sets)} sets"
         if self.other:
             what = f"{where}: vectors were made by another embedder ({self.other})"
-        elif len(self.sets) == 1:
+        elif self.pending >= self.total:
             what = f"{where}: {self.pending} sections have no vectors yet"
         else:
             what = f"{where}: {self.pending} of {self.total} sections have no vectors yet"
