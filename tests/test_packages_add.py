@@ -345,6 +345,8 @@ def test_index_credentials_are_never_printed_or_written(reg, tmp_path):
     assert r.returncode == 0, r.stderr
     r2 = run_cli("add", "pypi:nosuch", "--docs-dir", docs, env=env_for(reg, tmp_path) | {"PIP_INDEX_URL": index})
     assert r2.returncode == 2 and "***@127.0.0.1" in r2.stderr
-    written = "".join(p.read_text() for p in docs.rglob("*") if p.is_file())
-    for text in (r.stdout, r.stderr, r2.stdout, r2.stderr, written):
+    # every file, the search index that `add` now builds included (read as bytes: it is SQLite)
+    written = b"".join(p.read_bytes() for p in docs.rglob("*") if p.is_file())
+    assert b"s3cretTOKEN" not in written and (docs / ".doc4llm" / "index.sqlite").is_file()
+    for text in (r.stdout, r.stderr, r2.stdout, r2.stderr):
         assert "s3cretTOKEN" not in text

@@ -105,8 +105,8 @@ def run_set(name: str, queries_path: Path, docs_dir: Path, embedder: str | None,
         from doc4llm.mcp.schemas import GrepResult, SearchResult
         from doc4llm.mcp.server import DocsService
     except ImportError:  # before the MCP modules became a package
-        from doc4llm.mcp_schemas import GrepResult, SearchResult
-        from doc4llm.mcp_server import DocsService
+        from doc4llm.mcp.schemas import GrepResult, SearchResult
+        from doc4llm.mcp.server import DocsService
 
     raw = json.loads(queries_path.read_text(encoding="utf-8"))
     raw_items = raw["queries"] if isinstance(raw, dict) else raw

@@ -22,14 +22,17 @@ SKILL_NAMES = ("md-doc-searcher", "md-doc-reader")
               help="With --http: interface to bind (keep it local unless you know why).")
 @click.option("--port", default=8765, show_default=True, type=click.IntRange(1, 65535),
               help="With --http: TCP port (the endpoint is /mcp).")
+@click.option("--project", default=None, type=click.Path(file_okay=False), metavar="DIR",
+              help="Search the sets this synced project pins (default: the working directory's project).")
 @handle_errors()
-def serve_cmd(docs_dir: str | None, embedder: str | None, http: bool, host: str, port: int) -> None:
+def serve_cmd(docs_dir: str | None, embedder: str | None, http: bool, host: str, port: int,
+              project: str | None) -> None:
     """Run the MCP server (stdio by default): search_docs, read_section, get_toc,
     list_doc_sets, ask_docs, explain_error, get_working_example. Read-only; the index
     stays loaded between calls. stdout carries only JSON-RPC; logs go to stderr."""
     from doc4llm.mcp.server import serve
 
-    serve(docs_dir, embedder=embedder, http=http, host=host, port=port)
+    serve(docs_dir, embedder=embedder, http=http, host=host, port=port, project=project)
 
 
 @click.group("skills")

@@ -82,6 +82,7 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
 
         click.get_current_context().invoke(scrape_cmd, url=source, set_name=set_name, docs_dir=docs_dir,
                                            as_json=as_json)
+        _index_added(root, set_name, {})
         return
     if ref is None:
         path = Path(source).expanduser()
@@ -94,6 +95,7 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
 
             click.get_current_context().invoke(import_cmd, path=source, set_name=set_name, docs_dir=docs_dir,
                                                as_json=as_json)
+            _index_added(root, set_name, {})
             return
         from doc4llm.ingest.packages.build import cleanup_on_signals
         from doc4llm.ingest.packages.package_docs import add_archive
@@ -116,10 +118,79 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
         warn(f"warning: {w}")
     for m in result.missing:
         warn(f"warning: {result.set_name}: {m}")
+    _index_added(root, result.set_name, data, unchanged=data.get("status") == "unchanged")
     if as_json:
         emit_json(data)
     else:
         _print_add(data)
+
+
+def _index(root: Path, written: list[str], present: list[str] = (), removed: bool = False,
+           progress=None) -> dict | None:
+    """The lexical index of sets just written (index/service.py says why); a failure is a
+    warning: the sets are there, and the first search indexes them."""
+    from doc4llm.index.service import index_after_ingest
+
+    try:
+        report = index_after_ingest(root, written, present, removed=removed, progress=progress)
+    except Exception as exc:  # noqa: BLE001 - the ingest itself succeeded
+        warn(f"the search index was not updated ({type(exc).__name__}: {exc}); the first search will do it")
+        return None
+    return report.to_dict() if report is not None else None
+
+
+def _index_added(root: Path, set_name: str | None, data: dict, unchanged: bool = False) -> None:
+    """`add` leaves the new set in the lexical index: the first search does not pay for it
+    (an unchanged set only when the index lacks it)."""
+    if set_name:
+        report = _index(root, [] if unchanged else [set_name], [set_name] if unchanged else [])
+        if report is not None:
+            data["index"] = report
+
+
+class _Indexer:
+    """The lexical index of what sync writes (index/service.py says why): each set as soon
+    as it is built, overlapping the downloads still running; then the sets the index lacks
+    and the purge of removed ones. A failure leaves the indexing to the first search."""
+
+    def __init__(self, root: Path, progress):
+        self.root, self.progress = root, progress
+        self.totals: dict | None = None
+
+    def _run(self, written: list[str], present: list[str] = (), removed: bool = False) -> None:
+        data = _index(self.root, written, present, removed, self.progress)
+        if data is None:
+            return
+        if self.totals is None:
+            self.totals = {k: data[k] for k in ("pages_added", "pages_updated", "pages_removed", "seconds")}
+        else:
+            for k in ("pages_added", "pages_updated", "pages_removed", "seconds"):
+                self.totals[k] = round(self.totals[k] + data[k], 3)
+
+    def built(self, set_name: str) -> None:
+        self._run([set_name])
+
+    def finish(self, report) -> dict | None:
+        present = [i.set_name for i in report.items if i.action == "skip" and i.set_name]
+        removed = any(i.action == "remove" for i in report.items) or any(i.old_set for i in report.items)
+        self._run([], present, removed)
+        return self.totals
+
+
+def _throttled(bar, seconds: float = 5.0):
+    """Index progress: a bar on a terminal; otherwise a counter line every few seconds
+    (one every 25 pages was 87 lines for a 19-package project)."""
+    import time
+
+    last = [0.0]
+
+    def emit(msg: str) -> None:
+        now = time.monotonic()
+        if bar.tty or now - last[0] >= seconds or "/" not in msg:
+            last[0] = now
+            bar(msg)
+
+    return emit
 
 
 @click.command("sync")
@@ -174,16 +245,25 @@ def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jo
             else:
                 bar.line(f"synced {done}/{total} packages  {note}")
 
+        root = resolve_docs_dir(docs_dir)
+        indexer = _Indexer(root, None if quiet else _throttled(bar))
         with cleanup_on_signals():
-            report = sync_project(project, resolve_docs_dir(docs_dir), include_all=include_all, prune=prune,
+            report = sync_project(project, root, include_all=include_all, prune=prune,
                                   dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, offline=offline,
-                                  progress=progress, require_hashes=require_hashes, timeout=timeout)
+                                  progress=progress, require_hashes=require_hashes, timeout=timeout,
+                                  built=indexer.built)
+        indexed = None if dry_run else indexer.finish(report)
     data = report.to_dict()
+    if indexed is not None:
+        data["index"] = indexed
     if as_json:
         emit_json(data)
     else:
         for line in report.lines():
             click.echo(line)
+        if indexed is not None:
+            click.echo(f"  indexed +{indexed['pages_added']} ~{indexed['pages_updated']} "
+                       f"-{indexed['pages_removed']} pages for search ({indexed['seconds']:.1f}s)")
     code = report.exit_code()
     if code:
         if as_json:

@@ -5,9 +5,28 @@ from __future__ import annotations
 import click
 
 from doc4llm.cli.common import docs_dir_option, echo_text, emit_json, handle_errors, json_option
+from doc4llm.cli.scope import scope_options
 from doc4llm.corpus.paths import resolve_docs_dir
 
 set_option = click.option("--set", "sets", multiple=True, help="Doc set (NAME@VER or glob); repeatable.")
+
+
+def _in_scope(lookup, docs_dir, sets: tuple[str, ...], project: str | None, all_sets: bool):
+    """A page looked up in the synced project's sets first (`pydantic (API)` is then the
+    pinned version's), then in every set (a page only another set has is still found)."""
+    from doc4llm.cli.scope import cli_scope
+    from doc4llm.errors import NotFoundError
+
+    scope = cli_scope(docs_dir, list(sets) or None, project, all_sets)
+    if sets or not scope.narrowed:
+        return lookup(list(sets) or None)
+    try:
+        return lookup(scope.names)
+    except NotFoundError as scoped:
+        try:
+            return lookup(None)
+        except NotFoundError:
+            raise scoped from None
 
 
 def _kt(n: int) -> str:
@@ -33,10 +52,12 @@ def _echo_outline(data: dict) -> None:
 @set_option
 @click.option("--depth", default=1, show_default=True,
               help="Outline (no PAGE): heading levels shown under each page's title.")
+@scope_options
 @docs_dir_option
 @json_option
 @handle_errors()
-def toc_cmd(page: str | None, sets: tuple[str, ...], depth: int, docs_dir: str | None, as_json: bool) -> None:
+def toc_cmd(page: str | None, sets: tuple[str, ...], depth: int, project: str | None, all_sets: bool,
+            docs_dir: str | None, as_json: bool) -> None:
     """A page's heading tree with line ranges and token counts; without PAGE, the outline of
     one set (--set): every page's source and its top headings."""
     from doc4llm.reader import get_outline, get_toc
@@ -49,7 +70,8 @@ def toc_cmd(page: str | None, sets: tuple[str, ...], depth: int, docs_dir: str |
             _echo_outline(outline)
         return
 
-    data = get_toc(resolve_docs_dir(docs_dir), page, list(sets) or None)
+    root = resolve_docs_dir(docs_dir)
+    data = _in_scope(lambda names: get_toc(root, page, names), root, sets, project, all_sets)
     if as_json:
         emit_json(data)
         return
@@ -69,16 +91,20 @@ def toc_cmd(page: str | None, sets: tuple[str, ...], depth: int, docs_dir: str |
 @click.option("--lines", help="Line range N:M (1-based, inclusive; N: to the end; N alone) in docContent.md.")
 @click.option("--with-subsections", is_flag=True, help="Include the section's subsections.")
 @set_option
+@scope_options
 @docs_dir_option
 @json_option
 @handle_errors()
 def read_cmd(page: str, section: str | None, lines: str | None, with_subsections: bool,
-             sets: tuple[str, ...], docs_dir: str | None, as_json: bool) -> None:
+             sets: tuple[str, ...], project: str | None, all_sets: bool, docs_dir: str | None,
+             as_json: bool) -> None:
     """Print a page, one section of it, or a line range."""
     from doc4llm.reader import read_section
 
-    data = read_section(resolve_docs_dir(docs_dir), page, set_name=list(sets) or None, section=section,
-                        lines=lines, with_subsections=with_subsections)
+    root = resolve_docs_dir(docs_dir)
+    data = _in_scope(lambda names: read_section(root, page, set_name=names, section=section, lines=lines,
+                                                with_subsections=with_subsections),
+                     root, sets, project, all_sets)
     if as_json:
         emit_json(data)
         return

@@ -12,6 +12,7 @@ from doc4llm.cli.common import (
     json_option,
     warn,
 )
+from doc4llm.cli.scope import scope_options
 from doc4llm.corpus.paths import resolve_docs_dir
 
 
@@ -77,20 +78,29 @@ def index_cmd(sets: tuple[str, ...], embedder: str | None, no_vectors: bool, doc
 @click.option("--rerank", type=click.Choice(["local", "llm"]), default="local", show_default=True,
               help="llm: rerank with the configured LLM (needs OPENAI_API_KEY).")
 @click.option("--session", default=None, help="Session name for follow-up queries (env DOC4LLM_SESSION).")
+@scope_options
 @embedder_option
 @docs_dir_option
 @json_option
 @handle_errors()
 def search_cmd(query: str, phrasings: tuple[str, ...], sets: tuple[str, ...], k: int, strategy: str, query_type: str | None,
                max_tokens: int, explain: bool, no_retry: bool, rerank: str, session: str | None,
-               embedder: str | None, docs_dir: str | None, as_json: bool) -> None:
-    """Find the sections that answer QUERY (paths, line ranges, snippets, confidence)."""
+               project: str | None, all_sets: bool, embedder: str | None, docs_dir: str | None,
+               as_json: bool) -> None:
+    """Find the sections that answer QUERY (paths, line ranges, snippets, confidence).
+
+    In a synced project (or with --project) the project's sets are searched; a version the
+    question names ("pydantic 1.10") searches that version's set."""
     single_threaded_math()
+    from doc4llm.cli.scope import cli_scope
     from doc4llm.search.service import run_cli_search
 
-    result = run_cli_search(query, docs_dir=resolve_docs_dir(docs_dir), sets=list(sets) or None, k=k,
+    root = resolve_docs_dir(docs_dir)
+    scope = cli_scope(root, list(sets) or None, project, all_sets)
+    result = run_cli_search(query, docs_dir=root, sets=list(sets) or None, k=k,
                             strategy=strategy, query_type=query_type, explain=explain,
-                            rerank=rerank, session=session, embedder=embedder, phrasings=list(phrasings))
+                            rerank=rerank, session=session, embedder=embedder, phrasings=list(phrasings),
+                            scope=scope)
     if as_json:
         from doc4llm.search.service import for_output
 
@@ -156,18 +166,26 @@ def eval_cmd(queries: str, sets: tuple[str, ...], k: int, strategy: str, compare
 @click.option("-w", "word", is_flag=True, help="Match whole words only.")
 @click.option("--max-sections", default=8, show_default=True, help="Sections shown (the rest are counted).")
 @click.option("--max-lines", default=2, show_default=True, help="Matching lines shown per section.")
+@scope_options
 @docs_dir_option
 @json_option
 @handle_errors()
 def grep_cmd(pattern: str, sets: tuple[str, ...], ignore_case: bool, fixed: bool, word: bool, max_sections: int,
-             max_lines: int, docs_dir: str | None, as_json: bool) -> None:
-    """Lines matching PATTERN (RE2 syntax, linear time), grouped by section. Exit 1: no match."""
+             max_lines: int, project: str | None, all_sets: bool, docs_dir: str | None, as_json: bool) -> None:
+    """Lines matching PATTERN (RE2 syntax, linear time), grouped by section. Exit 1: no match.
+    In a synced project (or with --project) the project's sets are searched."""
     import sys
 
+    from doc4llm.cli.scope import cli_scope
     from doc4llm.search.grep import grep_docs, render_grep
 
-    result = grep_docs(resolve_docs_dir(docs_dir), pattern, sets=list(sets) or None, ignore_case=ignore_case,
+    root = resolve_docs_dir(docs_dir)
+    scope = cli_scope(root, list(sets) or None, project, all_sets)
+    result = grep_docs(root, pattern, sets=list(sets) or scope.names, ignore_case=ignore_case,
                        fixed=fixed, word=word, max_sections=max_sections, max_lines=max_lines)
+    if scope.note() and not sets:
+        result["scope"] = {"note": scope.note(), "project": str(scope.project.path),
+                           "searched": len(result["sets"]), "of": scope.total}
     if as_json:
         emit_json(result)
     else:

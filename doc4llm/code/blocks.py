@@ -50,9 +50,16 @@ def _parser() -> MarkdownIt:
 
 def find_code_blocks(text: str) -> list[CodeBlock]:
     """All code blocks in `text`, in order. Empty blocks are skipped."""
+    return list(_code_blocks(text))
+
+
+@functools.lru_cache(maxsize=8)
+def _code_blocks(text: str) -> tuple[CodeBlock, ...]:
+    """Cached for the section just parsed: indexing asks twice per section (its content
+    type, then its code chunks), and the markdown parse was a third of indexing time."""
     blocks: list[CodeBlock] = []
     if not _MAY_HOLD_CODE.search(text):
-        return blocks  # most sections are prose: skip the markdown parse
+        return ()  # most sections are prose: skip the markdown parse
     lines = text.splitlines()
     for token in _parser().parse(text):
         if token.type not in ("fence", "code_block") or not token.map:
@@ -70,7 +77,7 @@ def find_code_blocks(text: str) -> list[CodeBlock]:
         fence_line = token.map[0] if token.type == "fence" else start - 1  # 0-based line above
         filename = _filename_above(lines, fence_line)
         blocks.append(CodeBlock(start, start + n_lines - 1, label, code, token.type == "fence", filename))
-    return blocks
+    return tuple(blocks)
 
 
 def _filename_above(lines: list[str], index: int) -> str | None:

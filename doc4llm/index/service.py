@@ -57,6 +57,30 @@ def build_index(docs_dir: Path, sets: list[str] | None = None, *, embedder: str 
     return out
 
 
+def index_after_ingest(docs_dir: Path, written: list[str], present: list[str] = (), *, removed: bool = False,
+                       progress: Callable[[str], None] | None = None):
+    """The lexical index of sets `add`/`sync` just wrote, so the first search after them
+    answers as fast as any other (it indexed 2,182 pages itself: 20.5 s after a 19-package
+    sync). Sets in `present` that the index does not hold yet are indexed too; `removed`:
+    sets went away and are purged. Returns the index SyncReport, or None when there was
+    nothing to do (a second sync writes nothing, the index included). Vectors stay the
+    background job's, started by the first search as before."""
+    from doc4llm.corpus.model import list_sets
+    from doc4llm.index.freshness import Memos
+    from doc4llm.index.store import index_dir
+
+    wanted = set(written)
+    if present:  # what the last scans recorded (opening the database would write to the folder)
+        have = set(Memos(docs_dir).data) if (index_dir(docs_dir) / "index.sqlite").is_file() else set()
+        wanted |= {name for name in present if name not in have}
+    if not wanted and not removed:
+        return None
+    chosen = [s for s in list_sets(docs_dir) if s.name in wanted]
+    conn, report = sync(docs_dir, chosen, progress=progress, wait=WRITER_WAIT_S, full=True)
+    conn.close()
+    return report
+
+
 _COUNTER = re.compile(r"\b\d+/\d+ sections\b")
 
 

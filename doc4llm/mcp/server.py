@@ -178,9 +178,11 @@ def _fit_text(result: dict, max_tokens: int, page: str) -> dict:
 class DocsService:
     """The library calls behind the tools, with one warm Searcher and one Session."""
 
-    def __init__(self, docs_dir: str | Path | None = None, *, embedder: str | None = None):
+    def __init__(self, docs_dir: str | Path | None = None, *, embedder: str | None = None,
+                 project: str | Path | None = None):
         self.docs_dir = resolve_docs_dir(docs_dir)
         self.embedder = embedder
+        self.project = project  # --project; else the server's working directory's project
         self._searcher = None
         self._session = None
         # Tools run in worker threads; the searcher's connection and state are not shared-safe.
@@ -195,6 +197,30 @@ class DocsService:
 
             self._searcher = Searcher(self.docs_dir, embedder=self.embedder, quiet=True)
         return self._searcher
+
+    def scope(self, sets: list[str] | None):
+        """The synced project's sets, as the CLI's (corpus/projects.py)."""
+        from doc4llm.corpus.model import list_sets
+        from doc4llm.corpus.projects import resolve_scope
+
+        return resolve_scope(self.docs_dir, [s.name for s in list_sets(self.docs_dir)], patterns=sets,
+                             project_dir=Path(self.project) if self.project else None,
+                             cwd=None if self.project else Path.cwd())
+
+    def _page_in_scope(self, lookup, sets: list[str] | None):
+        """A page in the project's sets first, then in every set (as the CLI's toc/read)."""
+        from doc4llm.errors import NotFoundError
+
+        scope = self.scope(sets)
+        if sets or not scope.narrowed:
+            return lookup(sets)
+        try:
+            return lookup(scope.names)
+        except NotFoundError as scoped:
+            try:
+                return lookup(None)
+            except NotFoundError:
+                raise scoped from None
 
     @property
     def session(self):
@@ -217,10 +243,10 @@ class DocsService:
             phrasings = [_validate_text(p, "phrasing") if p and p.strip() else p for p in phrasings]
             check_phrasings(query, phrasings)
             result = search_phrasings(self.searcher, [searched, *phrasings], sets=sets, k=k + offset,
-                                      strategy=strategy, context=context)
+                                      strategy=strategy, context=context, scope=self.scope(sets))
         else:
             result = self.searcher.search(searched, sets=sets, k=k + offset, strategy=strategy,
-                                          context=context)
+                                          context=context, scope=self.scope(sets))
         if context:
             result["query"] = query
             result["query_enriched"] = searched
@@ -248,8 +274,9 @@ class DocsService:
         from doc4llm.search.grep import MAX_SECTIONS, grep_docs, render_grep
 
         sets = _validate_sets(sets)
+        scoped = sets or self.scope(sets).names
         if detail:
-            data = grep_docs(self.docs_dir, pattern, sets=sets, ignore_case=ignore_case, fixed=fixed)
+            data = grep_docs(self.docs_dir, pattern, sets=scoped, ignore_case=ignore_case, fixed=fixed)
             data = {"total_lines": data["total_lines"], "total_sections": data["total_sections"],
                     "matches": data["matches"]}
             return fit_list(data, "matches", max_tokens, lambda kept: None, min_items=1)
@@ -257,7 +284,7 @@ class DocsService:
         # when it would pass the budget
         shown = MAX_SECTIONS
         while True:
-            data = grep_docs(self.docs_dir, pattern, sets=sets, ignore_case=ignore_case, fixed=fixed,
+            data = grep_docs(self.docs_dir, pattern, sets=scoped, ignore_case=ignore_case, fixed=fixed,
                              max_sections=shown)
             text = render_grep(data, echo_pattern=False)
             if estimate_tokens(text) <= max_tokens or shown == 1:
@@ -276,9 +303,10 @@ class DocsService:
         validate_page_name(_validate_text(page, "page name", MAX_NAME_CHARS))
         if section:
             _validate_text(section, "section", MAX_QUERY_CHARS)
-        result = read_section(self.docs_dir, page, set_name=_validate_sets(sets),
-                              section=section or None, lines=normalize_lines(lines),
-                              with_subsections=with_subsections)
+        result = self._page_in_scope(
+            lambda names: read_section(self.docs_dir, page, set_name=names, section=section or None,
+                                       lines=normalize_lines(lines), with_subsections=with_subsections),
+            _validate_sets(sets))
         result["content_path"] = _absolute(result["content_path"])
         return _fit_text(result, max_tokens, page)
 
@@ -287,7 +315,7 @@ class DocsService:
         from doc4llm.reader import get_toc
 
         validate_page_name(_validate_text(page, "page name", MAX_NAME_CHARS))
-        toc = get_toc(self.docs_dir, page, _validate_sets(sets))
+        toc = self._page_in_scope(lambda names: get_toc(self.docs_dir, page, names), _validate_sets(sets))
         sections = [{"address": s["address"], "level": s["level"], "lines": s["lines"],
                      "subtree_lines": s["subtree_lines"], "tokens": s["tokens"]}
                     for s in toc["sections"]]
@@ -531,14 +559,14 @@ def build_server(service: DocsService):
 
 
 def serve(docs_dir: str | Path | None = None, *, embedder: str | None = None,
-          http: bool = False, host: str = "127.0.0.1", port: int = 8765) -> None:
+          http: bool = False, host: str = "127.0.0.1", port: int = 8765, project: str | None = None) -> None:
     """Run over stdio (default) or streamable HTTP on localhost until the client leaves."""
     _single_threaded_math()
     if embedder:  # ask_docs builds its own Searcher (answer.service): same embedder for all
         os.environ["DOC4LLM_EMBEDDER"] = embedder
     from doc4llm.corpus.model import list_sets
 
-    service = DocsService(docs_dir, embedder=embedder)
+    service = DocsService(docs_dir, embedder=embedder, project=project)
     if not list_sets(service.docs_dir):
         _log(f"no doc sets in {service.docs_dir} yet; tools will say so until one is imported "
              "(pass --docs-dir or set DOC4LLM_DOCS_DIR)")

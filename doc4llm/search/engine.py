@@ -9,15 +9,18 @@ entries -> confidence -> abstain with guidance when the docs do not answer.
 from __future__ import annotations
 
 import os
+import re
 import sys
 import time
 from pathlib import Path
 
 from doc4llm.corpus.model import list_sets, select_from, select_sets
 from doc4llm.corpus.paths import resolve_docs_dir
+from doc4llm.corpus.projects import Scope, library, resolve_scope
 from doc4llm.errors import InputError, NotFoundError
 from doc4llm.index.build import sync
 from doc4llm.search.analyze import QueryAnalysis, analyze
+from doc4llm.search.versions import narrow
 
 MAX_QUERY_CHARS = 1000
 STRATEGIES = ("auto", "cascade", "L1", "L2", "L3.1", "L3.2", "bm25", "vector")
@@ -98,22 +101,33 @@ class Searcher:
 
     def prepare(self, set_names: list[str], timing: dict) -> None:
         """Sync the lexical index for these sets and load their vectors; sections without
-        vectors go to a background job (never built here: the search answers now)."""
+        vectors go to a background job (never built here: the search answers now). What
+        there is to say goes to stderr as one line (an agent pays for every byte of it)."""
         if self._index is not None and self._conn is None:
             return self._prepare_stateless(set_names, timing)
+        notes: list[str] = []
         t = time.perf_counter()
         todo = [s for s in select_sets(self.docs_dir, set_names)]
         if self.auto_index or self._conn is None:
-            self._conn, report = sync(self.docs_dir, todo, progress=self.log if not self.quiet else None,
-                                      conn=self._conn)
+            def heard(msg: str) -> None:  # page counters are left out; "index busy" is kept
+                if not _COUNTER.search(msg):
+                    notes.append(msg)
+
+            self._conn, report = sync(self.docs_dir, todo, progress=heard, conn=self._conn)
             if report.changed:
-                self.log(f"index updated: +{report.pages_added} ~{report.pages_updated} "
-                         f"-{report.pages_removed} pages ({report.seconds}s)")
+                notes.append(f"index updated: +{report.pages_added} ~{report.pages_updated} "
+                             f"-{report.pages_removed} pages ({report.seconds}s)")
                 self._vectors = {}
         self._index = _published(self._conn)
         timing["index_sync"] = round((time.perf_counter() - t) * 1000, 1)
-        if self.embedder_name == "none":
-            return
+        try:
+            if self.embedder_name != "none":
+                self._load_vectors(set_names, timing, notes)
+        finally:
+            if notes:
+                self.log("; ".join(notes))
+
+    def _load_vectors(self, set_names: list[str], timing: dict, notes: list[str]) -> None:
         t = time.perf_counter()
         from doc4llm.index.vectors import CorruptVectors, load_indexes, pending_sections
 
@@ -131,11 +145,11 @@ class Searcher:
             from doc4llm.index.background import start
 
             job = start(self.docs_dir, self.embedder_name)  # never waits: the answer is now
+        news = _VectorNews()
         for name, (pending, made_by, stale) in todo.items():
             emb_id = self._embedder_id()
             if (pending or stale) and not self.quiet and (name not in self._synced or job == "started"):
-                self.log(_vector_news(name, len(pending), made_by[0] if stale else None, job,
-                                      self.embedder_name, self.docs_dir))
+                news.add(name, len(pending), made_by[0] if stale else None)
             self._synced.add(name)
             if searched is None:
                 marks = ",".join("?" * len(set_names))
@@ -152,19 +166,22 @@ class Searcher:
 
                     job = start(self.docs_dir, self.embedder_name)  # rebuilds them from the vector cache
                 if name not in self.vector_state or self.vector_state[name].get("problem") != str(exc):
-                    self.log(f"{name}: vector files are damaged ({exc}); lexical search only; " +
-                             ("rebuilding them in the background" if job in ("started", "running")
-                              else "`doc4llm index` rebuilds them"))
+                    notes.append(f"{name}: vector files are damaged ({exc}); lexical search only; " +
+                                 ("rebuilding them in the background" if job in ("started", "running")
+                                  else "`doc4llm index` rebuilds them"))
                 self.vector_state[name] = {"embedder": self.embedder_name, "coverage": 0.0,
                                            "tier": "lexical", "problem": str(exc)}
                 continue
             total = self._conn.execute("SELECT count(*) FROM sections WHERE set_name=?", (name,)).fetchone()[0]
+            news.total += total
             coverage = round(1.0 - len(pending) / total, 3) if total else 1.0
             self.vector_state[name] = {"embedder": self.embedder_name, "coverage": coverage if idx else 0.0,
                                        "tier": "lexical" if idx is None else "full" if not pending else "partial"}
             (self._partial.add if pending else self._partial.discard)(name)
             if idx is not None:
                 self._vectors[name] = idx
+        if news:
+            notes.append(news.line(job, self.embedder_name, self.docs_dir))
         timing["vectors_load"] = round((time.perf_counter() - t) * 1000, 1)
 
     def _embedder_id(self) -> str | None:
@@ -186,7 +203,12 @@ class Searcher:
     # -- search ----------------------------------------------------------------
     def search(self, query: str, *, sets: list[str] | None = None, k: int = 5,
                strategy: str = "auto", query_type: str | None = None, explain: bool = False,
-               context: str | None = None) -> dict:
+               context: str | None = None, scope: Scope | None = None,
+               versions_in: str | None = None) -> dict:
+        """`scope`: the project's sets (corpus/projects.py, from `--project` or the working
+        directory); None searches `sets` (default all) with every synced project's pins
+        preferred. Either way a version the query (or `versions_in`: all phrasings of one
+        question) names picks that version's set."""
         from doc4llm.search.pipeline import run_search
 
         t0 = time.perf_counter()
@@ -205,12 +227,23 @@ class Searcher:
             raise InputError("-k must be between 1 and 100")
         remote = self._stateless()
         if remote is not None:  # a stateless reader: the sets are the published ones
-            chosen = [s.name for s in select_from([_Named(n) for n in remote.set_names()], sets, "the Qdrant index")]
+            available = [_Named(n) for n in remote.set_names()]
+            where: object = "the Qdrant index"
         else:
-            if not list_sets(self.docs_dir):
+            available = list_sets(self.docs_dir)
+            where = self.docs_dir
+            if not available:
                 raise NotFoundError(f"no doc sets in {self.docs_dir}",
                                     hint="import one: doc4llm import PATH --set NAME@VER (or pass --docs-dir)")
-            chosen = [s.name for s in select_sets(self.docs_dir, sets)]
+        if scope is None:
+            scope = resolve_scope(self.docs_dir, [s.name for s in available], patterns=sets)
+        if scope.names is not None and not sets:
+            wanted = set(scope.names)
+            chosen = [s.name for s in available if s.name in wanted]
+        else:
+            chosen = [s.name for s in select_from(available, sets, where)]
+        versions = narrow(versions_in or query, chosen)
+        chosen = versions.sets
         timing: dict = {}
         self.prepare(chosen, timing)
         from doc4llm.index.build import set_summaries
@@ -218,8 +251,15 @@ class Searcher:
         summaries = set_summaries(self.conn, chosen)
         qa: QueryAnalysis = analyze(query, [(name, summaries.get(name)) for name in chosen],
                                     forced_type=query_type)
+        preferred = scope.preferred(chosen)
+        step_back = {name for name in chosen
+                     if library(name) in preferred and name not in preferred[library(name)]}
         result = run_search(self, qa, chosen, k=k, strategy=strategy, explain=explain,
-                            timing=timing, context=context)
+                            timing=timing, context=context, step_back=step_back)
+        note = "; ".join(n for n in (scope.note() if not sets else None, versions.note()) if n)
+        if note:  # said only when something was left out (agents pay for every byte)
+            result["scope"] = {"note": note, "project": str(scope.project.path) if scope.project else None,
+                               "searched": len(chosen), "of": scope.total, "versions": versions.chosen}
         timing["total"] = round((time.perf_counter() - t0) * 1000, 1)
         result["timing_ms"] = timing
         # which semantic tier answered: per set, the embedder, the share of sections with
@@ -245,22 +285,48 @@ class Searcher:
             self._conn = None
 
 
-def _vector_news(name: str, pending: int, other_embedder: str | None, job: str, embedder: str,
-                 docs_dir: Path) -> str:
-    """What a search says on stderr about a set whose vectors are missing or stale."""
-    what = (f"{name}: its vectors were made by another embedder ({other_embedder})" if other_embedder
-            else f"{name}: {pending} sections have no vectors yet")
-    if job in ("started", "running"):
-        from doc4llm.index.background import paths
+_COUNTER = re.compile(r"\b\d+/\d+ pages\b")
 
-        return (f"{what}; building them for {embedder} in the background ({'started now' if job == 'started' else 'already running'}"
-                f", log: {paths(docs_dir)['log']}); this search ranks them lexically, later ones use them")
-    if job == "failed":
-        from doc4llm.index.background import paths
 
-        return (f"{what}; the background embedding job failed recently (see {paths(docs_dir)['log']}); "
-                "`doc4llm index` builds them (lexical levels answer meanwhile)")
-    return f"{what}; `doc4llm index` builds them (lexical levels answer meanwhile)"
+class _VectorNews:
+    """What a search says about sets whose vectors are missing or stale: one clause for
+    all of them (it was a 180-character line per set: 3.5 KB a search after a sync)."""
+
+    def __init__(self) -> None:
+        self.sets: list[str] = []
+        self.pending = 0
+        self.total = 0
+        self.other: str | None = None  # the embedder that made stale vectors
+
+    def add(self, name: str, pending: int, other_embedder: str | None) -> None:
+        self.sets.append(name)
+        self.pending += pending
+        self.other = other_embedder or self.other
+
+    def __bool__(self) -> bool:
+        return bool(self.sets)
+
+    def line(self, job: str, embedder: str, docs_dir: Path) -> str:
+        where = self.sets[0] if len(self.sets) == 1 else f"{len(self.sets)} sets"
+        if self.other:
+            what = f"{where}: vectors were made by another embedder ({self.other})"
+        elif self.pending >= self.total:
+            what = f"{where}: {self.pending} sections have no vectors yet"
+        else:
+            what = f"{where}: {self.pending} of {self.total} sections have no vectors yet"
+        if job == "started":
+            from doc4llm.index.background import paths
+
+            return f"{what}; building them for {embedder} in the background (log: {paths(docs_dir)['log']}); " \
+                   "lexical ranking meanwhile"
+        if job == "running":
+            return f"{what}; building them for {embedder} in the background; lexical ranking meanwhile"
+        if job == "failed":
+            from doc4llm.index.background import paths
+
+            return f"{what}; the background embedding job failed (see {paths(docs_dir)['log']}); " \
+                   "`doc4llm index` builds them"
+        return f"{what}; `doc4llm index` builds them (lexical levels answer meanwhile)"
 
 
 class _Named:

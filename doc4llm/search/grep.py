@@ -167,12 +167,13 @@ def grep_docs(docs_dir: Path, pattern: str, *, sets: list[str] | None = None, ig
 def render_grep(result: dict, echo_pattern: bool = True) -> str:
     """Compact text: one header line per section, then its matching lines with numbers.
     `echo_pattern=False`: a miss does not repeat the pattern (the MCP caller has it)."""
+    scope = [f"scope: {result['scope']['note']}"] if result.get("scope") else []
     if not result["matches"]:
         what = f" for {result['pattern']!r}" if echo_pattern else ""
-        return f"no match{what} in {', '.join(result['sets'])}"
+        return "\n".join([*scope, f"no match{what} in {', '.join(result['sets'])}"])
     n_sec, n_lines = result["total_sections"], result["total_lines"]
     out = [f"{n_lines} matching line{'s' * (n_lines != 1)} in {n_sec} section{'s' * (n_sec != 1)}"
-           f" ({result['total_pages']} page{'s' * (result['total_pages'] != 1)})"]
+           f" ({result['total_pages']} page{'s' * (result['total_pages'] != 1)})", *scope]
     for m in result["matches"]:
         a, b = m["lines"]
         where = " > ".join(m["heading_path"])

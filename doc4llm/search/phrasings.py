@@ -42,7 +42,9 @@ def _key(r: dict) -> tuple:
 def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k: int, **kwargs) -> dict:
     """One result in the search contract for all phrasings (duplicates dropped)."""
     queries = list(dict.fromkeys(" ".join(q.split()) for q in queries))
-    runs = [searcher.search(q, sets=sets, k=max(k, DEPTH), **kwargs) for q in queries]
+    # a version one phrasing names ("pydantic 1.10") holds for the whole question
+    runs = [searcher.search(q, sets=sets, k=max(k, DEPTH), versions_in=" --- ".join(queries), **kwargs)
+            for q in queries]
     score: dict[tuple, float] = {}
     best: dict[tuple, tuple[int, dict]] = {}  # key -> (rank, result) where it ranked best
     found_in: dict[tuple, list[int]] = {}

@@ -19,6 +19,7 @@ from doc4llm.search.rerank import rerank
 from doc4llm.search.results import collapse_repeats, to_result
 
 OFF_DOMAIN_FACTOR = 0.5
+UNPINNED_FACTOR = 0.5  # another version of a library than the pinned one
 KEEP_LOW_UNTIL = 3  # low-relevance results are dropped after this many results
 L1_THRESHOLD = 0.55  # the seed's 0.7 on our fused 0..1 L1 scale (fuzzy*0.5 + vector*0.5)
 L1_FUZZY_THRESHOLD = 0.85  # without vectors L1 is rapidfuzz alone: ask for a near-literal title
@@ -107,7 +108,8 @@ def _cascade(sig: dict[str, dict[int, float]], trace: list[dict],
 
 
 def rank_once(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, timing: dict,
-              trace: list[dict]) -> tuple[list[Candidate], dict[int, dict], dict]:
+              trace: list[dict], step_back: set[str] | frozenset = frozenset()
+              ) -> tuple[list[Candidate], dict[int, dict], dict]:
     opts = options_for(qa.query_type)
     sig = gather(searcher, qa, sets, strategy, opts.candidates, timing, trace)
     symbols = levels.symbol_match(searcher.conn, qa, sets) if strategy in ("auto", "L3.2") else {}
@@ -136,13 +138,17 @@ def rank_once(searcher, qa: QueryAnalysis, sets: list[str], strategy: str, timin
         c.parts["symbol"] = 1.0
         c.score += 0.25
         c.found_by.append("symbol")
-    if qa.domain_sets and strategy == "auto" and set(qa.domain_sets) != set(sets):
-        # L3.1's domain filter, soft: the query names a product, other sets step back
+    off_domain = qa.domain_sets and strategy == "auto" and set(qa.domain_sets) != set(sets)
+    if off_domain or step_back:
+        # L3.1's domain filter, soft: the query names a product, other sets step back; so
+        # do the versions of a library other than the pinned one (corpus/projects.py)
         rows_sets = searcher.section_rows([c.sid for c in ranked[: opts.rerank_depth * 2]])
         for c in ranked:
             r = rows_sets.get(c.sid)
-            if r and r["set_name"] not in qa.domain_sets:
+            if r and off_domain and r["set_name"] not in qa.domain_sets:
                 c.score *= OFF_DOMAIN_FACTOR
+            if r and r["set_name"] in step_back:
+                c.score *= UNPINNED_FACTOR
     ranked.sort(key=lambda c: -c.score)
     if strategy == "auto":
         _into_pool(ranked, levels.name_holders(searcher.conn, qa, sets), opts.rerank_depth)
@@ -211,9 +217,9 @@ def nearby_sections(docs_dir, result: dict) -> list[dict]:
 
 
 def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy: str, explain: bool,
-               timing: dict, context: str | None = None) -> dict:
+               timing: dict, context: str | None = None, step_back: set[str] | frozenset = frozenset()) -> dict:
     trace: list[dict] = []
-    ranked, rows, chunks = rank_once(searcher, qa, sets, strategy, timing, trace)
+    ranked, rows, chunks = rank_once(searcher, qa, sets, strategy, timing, trace, step_back)
     verdict = assess(searcher, qa, ranked, rows, sets)
 
     missing = [c.sid for c in ranked[: k * 3] if c.sid not in rows]

@@ -123,6 +123,8 @@ def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, d
     server sends this text as its reply)."""
     show_set = len(result.get("sets") or []) != 1
     out = _header(result, show_set, numbers)
+    if result.get("scope"):  # only present when the project or a named version left sets out
+        out.append(f"scope: {result['scope']['note']}")
     if result.get("query_enriched"):
         out.append(f"follow-up: searched {result['query_enriched']!r}")
     results = result["results"][:ABSTAINED_SHOWN] if result["abstained"] else result["results"]

@@ -11,7 +11,7 @@ from doc4llm.search.engine import Searcher
 def run_cli_search(query: str, *, docs_dir: Path, sets: list[str] | None, k: int, strategy: str,
                    query_type: str | None, explain: bool, rerank: str = "local",
                    session: str | None = None, embedder: str | None = None,
-                   phrasings: list[str] | None = None) -> dict:
+                   phrasings: list[str] | None = None, scope=None) -> dict:
     session = session or os.environ.get("DOC4LLM_SESSION")
     if phrasings:
         from doc4llm.search.phrasings import check_phrasings
@@ -32,10 +32,10 @@ def run_cli_search(query: str, *, docs_dir: Path, sets: list[str] | None, k: int
             from doc4llm.search.phrasings import search_phrasings
 
             result = search_phrasings(searcher, [query_used, *phrasings], sets=sets, k=k, strategy=strategy,
-                                      query_type=query_type, explain=explain, context=context)
+                                      query_type=query_type, explain=explain, context=context, scope=scope)
         else:
             result = searcher.search(query_used, sets=sets, k=k, strategy=strategy, query_type=query_type,
-                                     explain=explain, context=context)
+                                     explain=explain, context=context, scope=scope)
     finally:
         searcher.close()
     if context:

@@ -5,7 +5,8 @@ package version by the same builder is skipped without touching the network, a n
 version is built (bounded parallel downloads) and the project's old version of it is
 removed, a dependency that left the project goes only with `prune`. What each project
 synced is remembered in `<docs>/.doc4llm/sync/<project-hash>.json`, so pruning one
-project never removes a set that another project still uses. A failure on one package
+project never removes a set that another project still uses, and searches run in the
+project search its sets (corpus/projects.py). A failure on one package
 is reported and the others go on; existing sets stay as they were. So is a lockfile entry
 that cannot be read (wrong type, a name or version that is not one): it is listed as
 failed, naming the file and the entry, and every other entry is synced.
@@ -13,7 +14,6 @@ failed, naming the file and the entry, and every other entry is synced.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import threading
 from collections.abc import Callable
@@ -23,6 +23,7 @@ from pathlib import Path
 
 from doc4llm.corpus.atomic import atomic_write_text
 from doc4llm.corpus.paths import INDEX_DIRNAME
+from doc4llm.corpus.projects import load_record, record_path
 from doc4llm.errors import Doc4llmError, ExternalError, InputError
 from doc4llm.ingest.packages.build import BUILD_FORMAT, existing_package, remove_set
 from doc4llm.ingest.packages.holdings import holdings_line
@@ -121,22 +122,11 @@ class SyncReport:
 
 
 def _state_path(docs_dir: Path, project: Path) -> Path:
-    digest = hashlib.sha256(str(project.resolve()).encode()).hexdigest()[:16]
-    return docs_dir / INDEX_DIRNAME / "sync" / f"{digest}.json"
+    return record_path(docs_dir, project)  # searches read it too (corpus/projects.py)
 
 
 def _load_state(path: Path) -> dict:
-    from doc4llm.corpus.safe_data import DataError, loads_json
-
-    try:
-        data = loads_json(path.read_text(encoding="utf-8", errors="replace"), path.name)
-    except (OSError, DataError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    if not isinstance(data.get("sets"), dict):
-        data["sets"] = {}
-    return data
+    return load_record(path)
 
 
 def _sets_of_other_projects(docs_dir: Path, mine: Path) -> set[str]:
@@ -183,8 +173,11 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
                  dry_run: bool = False, jobs: int = 4, index_url: str | None = None,
                  npm: NpmConfig | None = None, offline: bool = False,
                  progress: Callable[[int, int, str], None] | None = None,
-                 require_hashes: bool = False, timeout: float | None = None) -> SyncReport:
-    """`timeout`: seconds for every download of the sync together (None: no total)."""
+                 require_hashes: bool = False, timeout: float | None = None,
+                 built: Callable[[str], None] | None = None) -> SyncReport:
+    """`timeout`: seconds for every download of the sync together (None: no total).
+    `built(set_name)` runs in this thread as each set is written (the CLI indexes it for
+    search there, while the other packages still download and build)."""
     from doc4llm.ingest.packages.package_docs import add_package
     from doc4llm.ingest.packages.registry_config import npm_config
 
@@ -236,6 +229,8 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
                     done += 1
                 if progress:
                     progress(done, total, item.label())
+                if built and item.action in ("create", "replace") and item.set_name:
+                    built(item.set_name)
     sets = dict(state.get("sets") or {})
     others = _sets_of_other_projects(docs_dir, state_path)
     for item in report.items:
