@@ -9,6 +9,22 @@ import click
 
 from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option, warn
 
+LANG_HELP = ("Also read the docs' translations into LANG (`es`, `pt-BR`; repeatable; `all`). "
+             "Default: the docs' default language only (English, or the only language there is).")
+
+
+def _langs(values: tuple[str, ...]) -> set[str] | None:
+    """`--lang es --lang pt,fr` -> {"es", "pt", "fr"}; names are checked like any input."""
+    import re
+
+    from doc4llm.errors import InputError
+
+    out = {v.strip().lower().replace("_", "-") for value in values for v in value.split(",") if v.strip()}
+    for v in out:
+        if not re.fullmatch(r"[a-z]{2,3}(-[a-z0-9]{2,8})?|all", v):
+            raise InputError(f"--lang {v!r}: not a language code (such as es, pt-BR, zh-hans or all)")
+    return out or None
+
 
 def _print_add(r: dict) -> None:
     src = ", ".join(f"{n} {k}" for k, n in r["sources"].items()) or "no pages"
@@ -26,11 +42,12 @@ def _print_add(r: dict) -> None:
               help="PyPI simple index (default: $PIP_INDEX_URL, then pip.conf index-url, then PyPI).")
 @click.option("--registry", default=None, metavar="URL",
               help="npm registry (default: $npm_config_registry, then .npmrc registry=, then npmjs).")
+@click.option("--lang", "langs", multiple=True, metavar="LANG", help=LANG_HELP)
 @docs_dir_option
 @json_option
 @handle_errors()
 def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | None, registry: str | None,
-            docs_dir: str | None, as_json: bool) -> None:
+            langs: tuple[str, ...], docs_dir: str | None, as_json: bool) -> None:
     """Add docs from SOURCE as a doc set.
 
     SOURCE: pypi:NAME[==VERSION], npm:NAME[@VERSION|RANGE|TAG], a package archive
@@ -70,7 +87,7 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
             return
         from doc4llm.ingest.packages.package_docs import add_archive
 
-        result = add_archive(path, root, set_name=set_name)
+        result = add_archive(path, root, set_name=set_name, langs=_langs(langs))
     else:
         from doc4llm.ingest.packages.package_docs import add_package
         from doc4llm.ingest.packages.registry_config import npm_config
@@ -78,7 +95,8 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
         npm = npm_config()
         if registry:
             npm.registry = registry if registry.endswith("/") else registry + "/"
-        result = add_package(ref, root, set_name=set_name, index_url=index_url, npm=npm, force=force)
+        result = add_package(ref, root, set_name=set_name, index_url=index_url, npm=npm, force=force,
+                             langs=_langs(langs))
     data = result.to_dict()
     for w in result.warnings:
         warn(f"warning: {w}")
@@ -99,11 +117,12 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
 @click.option("--index-url", default=None, metavar="URL", help="PyPI simple index (default: pip's configuration).")
 @click.option("--registry", default=None, metavar="URL", help="npm registry (default: npm's configuration).")
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@click.option("--lang", "langs", multiple=True, metavar="LANG", help=LANG_HELP)
 @docs_dir_option
 @json_option
 @handle_errors()
 def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jobs: int, index_url: str | None,
-             registry: str | None, quiet: bool, docs_dir: str | None, as_json: bool) -> None:
+             registry: str | None, quiet: bool, langs: tuple[str, ...], docs_dir: str | None, as_json: bool) -> None:
     """One doc set per dependency of the project in PROJECT_DIR, at its locked version.
 
     Reads uv.lock, poetry.lock, pinned requirements*.txt, pyproject.toml, package-lock.json,
@@ -132,7 +151,8 @@ def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jo
                 bar.line(f"synced {done}/{total} packages  {note}")
 
         report = sync_project(project, resolve_docs_dir(docs_dir), include_all=include_all, prune=prune,
-                              dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, progress=progress)
+                              dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, progress=progress,
+                              langs=_langs(langs))
     data = report.to_dict()
     if as_json:
         emit_json(data)

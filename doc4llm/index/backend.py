@@ -59,7 +59,7 @@ class IndexBackend(Protocol):
     def section_rows(self, ids: list[int]) -> dict[int, dict]: ...
 
     def pages(self, page_ids: list[int]) -> list[dict]:
-        """{id, title, page, source, sig} per page."""
+        """{id, title, page, source, sig, kind} per page."""
 
     def page_headings(self, page_ids: list[int]) -> dict[int, list[str]]:
         """Titles of the headings below the page title (level > 1), per page."""
@@ -175,8 +175,8 @@ class SqliteBackend:
     def pages(self, page_ids: list[int]) -> list[dict]:
         if not page_ids:
             return []
-        return [dict(zip(("id", "title", "page", "source", "sig"), r, strict=True)) for r in self.conn.execute(
-            f"SELECT id, title, page, source, sig FROM pages WHERE id IN ({','.join('?' * len(page_ids))})",
+        return [dict(zip(("id", "title", "page", "source", "sig", "kind"), r, strict=True)) for r in self.conn.execute(
+            f"SELECT id, title, page, source, sig, kind FROM pages WHERE id IN ({','.join('?' * len(page_ids))})",
             page_ids)]
 
     def page_headings(self, page_ids: list[int]) -> dict[int, list[str]]:

@@ -19,7 +19,9 @@ from doc4llm.corpus.writer import SetWriter, load_set_metadata
 from doc4llm.errors import InputError
 from doc4llm.ingest.packages.pages import DocPage
 
-BUILD_FORMAT = 1  # bump when the builder's output changes, so `sync` rebuilds sets
+BUILD_FORMAT = 2  # bump when the builder's output changes, so `sync` rebuilds sets
+# 2: docs found by content (Sphinx/MkDocs projects anywhere, `.txt` reST), translations
+#    left out, page kinds, Sphinx object and autodoc directives resolved
 ORIGIN = "package"
 
 
@@ -64,8 +66,9 @@ def write_set(docs_dir: Path, set_name: str, pages: list[DocPage], package: dict
     writer = SetWriter(work, set_name, origin=ORIGIN)
     sources: dict[str, int] = {}
     for page in pages:
-        writer.write_page(page.title, page.body, source=page.source, key=page.key,
-                          extra={"from": page.origin})
+        extra = {"from": page.origin}
+        extra.update({k: v for k, v in (("kind", page.kind), ("lang", page.lang)) if v})
+        writer.write_page(page.title, page.body, source=page.source, key=page.key, extra=extra)
         sources[page.origin] = sources.get(page.origin, 0) + 1
     writer.meta["package"] = {**package, "format": BUILD_FORMAT, "sources": sources}
     spec = f"{package.get('ecosystem')}:{package.get('name')}@{package.get('version')}"

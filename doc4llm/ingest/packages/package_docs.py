@@ -11,6 +11,7 @@ from pathlib import Path
 from doc4llm.corpus.atomic import file_sha256
 from doc4llm.errors import InputError
 from doc4llm.ingest.packages import archive as archives
+from doc4llm.ingest.packages.autodoc import ApiLookup
 from doc4llm.ingest.packages.build import (
     BUILD_FORMAT,
     check_replaceable,
@@ -18,6 +19,7 @@ from doc4llm.ingest.packages.build import (
     write_set,
 )
 from doc4llm.ingest.packages.collect import (
+    Converter,
     changelog_pages,
     docs_pages,
     read_npm_metadata,
@@ -50,9 +52,12 @@ class AddResult:
         return dict(self.__dict__)
 
 
-def same_release(current: dict | None, release: Release) -> bool:
-    """The existing set was built from this very archive by this builder format."""
+def same_release(current: dict | None, release: Release, langs: set[str] | None = None) -> bool:
+    """The existing set was built from this very archive by this builder format, with the
+    same translations (`--lang`)."""
     if not current or current.get("format") != BUILD_FORMAT:
+        return False
+    if sorted(current.get("langs") or []) != sorted(langs or []):
         return False
     if (current.get("ecosystem"), current.get("name"), current.get("version")) != \
             (release.ecosystem, release.name, release.version):
@@ -67,8 +72,9 @@ def same_release(current: dict | None, release: Release) -> bool:
 
 def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None, http: Http | None = None,
                 index_url: str | None = None, npm: NpmConfig | None = None, force: bool = False,
-                release: Release | None = None) -> AddResult:
-    """Build (or keep) the set of one package release from the registry."""
+                release: Release | None = None, langs: set[str] | None = None) -> AddResult:
+    """Build (or keep) the set of one package release from the registry; `langs`: the
+    translations to read besides the default language (`--lang`)."""
     from doc4llm.ingest.packages import npm as npm_registry
     from doc4llm.ingest.packages import pypi
 
@@ -82,7 +88,7 @@ def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None,
                 npm_registry.resolve(http, ref, npm)
         name = set_name or release.set_name()
         current = check_replaceable(Path(docs_dir), name)
-        if not force and same_release(current, release):
+        if not force and same_release(current, release, langs):
             return AddResult(name, "unchanged", release.ecosystem, release.name, release.version,
                              str(Path(docs_dir).resolve() / name), current.get("pages", 0),
                              current.get("sources") or {}, current.get("api_sections", 0),
@@ -90,7 +96,7 @@ def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None,
         work = temp_root(Path(docs_dir).resolve())
         try:
             path, sha256 = archives.download(http, release, work)
-            return _build(path, sha256, work, Path(docs_dir), name, release, http, npm, started)
+            return _build(path, sha256, work, Path(docs_dir), name, release, http, npm, started, langs)
         finally:
             shutil.rmtree(work, ignore_errors=True)
     finally:
@@ -98,19 +104,20 @@ def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None,
             http.close()
 
 
-def add_archive(path: Path, docs_dir: Path, *, set_name: str | None = None, http: Http | None = None) -> AddResult:
+def add_archive(path: Path, docs_dir: Path, *, set_name: str | None = None, http: Http | None = None,
+                langs: set[str] | None = None) -> AddResult:
     """Build the set of a package archive on disk (`.tar.gz`, `.tgz`, `.whl`, `.zip`)."""
     started = time.monotonic()
     work = temp_root(Path(docs_dir).resolve())
     try:
         sha256 = file_sha256(path)
-        return _build(Path(path), sha256, work, Path(docs_dir), set_name, None, http, None, started)
+        return _build(Path(path), sha256, work, Path(docs_dir), set_name, None, http, None, started, langs)
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
 def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | None, release: Release | None,
-           http: Http | None, npm: NpmConfig | None, started: float) -> AddResult:
+           http: Http | None, npm: NpmConfig | None, started: float, langs: set[str] | None = None) -> AddResult:
     extracted = archives.extract(path, work / "x")
     root = extracted.root
     warnings = [f"{s}" for s in extracted.skipped[:20]]
@@ -127,7 +134,7 @@ def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | 
                           str(path), path.name, {"sha256": sha256}, "local file")
     set_name = set_name or release.set_name()
     check_replaceable(docs_dir, set_name)
-    pages, types_from = collect_pages(root, release, meta, warnings, http, npm, work)
+    pages, types_from = collect_pages(root, release, meta, warnings, http, npm, work, langs)
     if not pages:
         raise InputError(f"{release.name} {release.version}: no README, docs, changelog or API found "
                          "in its archive")
@@ -139,6 +146,8 @@ def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | 
                "pages": len(pages), "api_sections": api_sections}
     if types_from:
         package["types_package"] = types_from
+    if langs:
+        package["langs"] = sorted(langs)
     result = write_set(docs_dir, set_name, pages, {k: v for k, v in package.items() if v is not None}, work)
     return AddResult(set_name, result.status, release.ecosystem, release.name, release.version, str(result.path),
                      result.pages, result.sources, api_sections, round(time.monotonic() - started, 2),
@@ -154,13 +163,10 @@ def _guess_ecosystem(root: Path, path: Path) -> str:
 
 
 def collect_pages(root: Path, release: Release, meta: dict, warnings: list[str], http: Http | None,
-                  npm: NpmConfig | None, work: Path) -> tuple[list[DocPage], str | None]:
-    included: set[Path] = set()
+                  npm: NpmConfig | None, work: Path, langs: set[str] | None = None) -> tuple[list[DocPage], str | None]:
     display = release.name
-    docs = docs_pages(root, included, warnings)
-    readme = readme_page(root, meta, release.ecosystem, display, included)
-    changelog = changelog_pages(root, display, included)
     types_from = None
+    # the API reference first: Sphinx autodoc directives in the docs are filled from it
     if release.ecosystem == "pypi":
         from doc4llm.ingest.packages.api_python import python_api_pages
 
@@ -173,6 +179,11 @@ def collect_pages(root: Path, release: Release, meta: dict, warnings: list[str],
             api, types_from = _types_package_api(release, http, npm, work, warnings)
         for page in api:
             page.title = f"{page.title} ({types_from or display} API)"
+    conv = Converter(root, lookup=ApiLookup(api) if release.ecosystem == "pypi" else None)
+    docs = docs_pages(root, conv, warnings, langs)
+    readme = readme_page(root, meta, release.ecosystem, display, conv)
+    changelog = changelog_pages(root, display, conv, docs)
+    warnings.extend(conv.warnings())
     return ([readme] if readme else []) + docs + changelog + api, types_from
 
 

@@ -14,3 +14,5 @@ class DocPage:
     source: str  # path inside the archive (or `PKG-INFO` for the long description)
     key: str  # stable identity across rebuilds
     origin: str  # readme | docs | changelog | api
+    kind: str | None = None  # release-notes | changelog | contributors | translation (page_kinds.py)
+    lang: str | None = None  # a translation's language

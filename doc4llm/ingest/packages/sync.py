@@ -113,7 +113,7 @@ def _dep_key(d: Dependency) -> str:
     return f"{d.ecosystem}:{d.name}"
 
 
-def plan(deps: list[Dependency], docs_dir: Path, state: dict) -> list[SyncItem]:
+def plan(deps: list[Dependency], docs_dir: Path, state: dict, langs: set[str] | None = None) -> list[SyncItem]:
     items = []
     previous = state.get("sets") or {}
     for d in deps:
@@ -124,7 +124,7 @@ def plan(deps: list[Dependency], docs_dir: Path, state: dict) -> list[SyncItem]:
         name = f"{set_base_name(d.ecosystem, d.name)}@{d.version}"
         current = existing_package(docs_dir, name)
         if current and current.get("format") == BUILD_FORMAT and current.get("version") == d.version \
-                and current.get("name") == d.name:
+                and current.get("name") == d.name and sorted(current.get("langs") or []) == sorted(langs or []):
             items.append(SyncItem(d, "skip", name, None))
         else:
             items.append(SyncItem(d, "replace" if current else "create", name,
@@ -135,7 +135,8 @@ def plan(deps: list[Dependency], docs_dir: Path, state: dict) -> list[SyncItem]:
 def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, prune: bool = False,
                  dry_run: bool = False, jobs: int = 4, index_url: str | None = None,
                  npm: NpmConfig | None = None,
-                 progress: Callable[[int, int, str], None] | None = None) -> SyncReport:
+                 progress: Callable[[int, int, str], None] | None = None,
+                 langs: set[str] | None = None) -> SyncReport:
     from doc4llm.ingest.packages.package_docs import add_package
     from doc4llm.ingest.packages.registry_config import npm_config
 
@@ -145,7 +146,7 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
     report = SyncReport(str(project), found.files, skipped=found.skipped, dry_run=dry_run)
     state_path = _state_path(docs_dir, project)
     state = _load_state(state_path)
-    items = plan(found.deps, docs_dir, state)
+    items = plan(found.deps, docs_dir, state, langs)
     wanted = {_dep_key(d) for d in found.deps}
     gone = {k: v for k, v in (state.get("sets") or {}).items() if k not in wanted}
     report.items = items
@@ -163,7 +164,7 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
     def build(item: SyncItem) -> None:
         d = item.dep
         ref = PackageRef(d.ecosystem, d.name, d.version or d.spec)
-        result = add_package(ref, docs_dir, http=http, index_url=index_url, npm=npm)
+        result = add_package(ref, docs_dir, http=http, index_url=index_url, npm=npm, langs=langs)
         item.set_name = result.set_name
         item.detail = {k: getattr(result, k) for k in ("pages", "sources", "api_sections", "seconds")}
         if result.status == "unchanged":

@@ -1,0 +1,184 @@
+"""Includes resolved from the extracted archive, never from outside it, with bounded
+expansion: Sphinx `.. include::` / `.. literalinclude::`, MkDocs `--8<-- "file"`
+(pymdownx.snippets) and `{! file !}` (markdown-include / mdx_include).
+
+An include bomb (a file that includes itself 120 times, or a chain that fans out) used to
+expand N^depth times. Now each file is included at most once per page (a second include
+of it is dropped: its text is already on the page), and a page stops growing at
+`MAX_EXPANDED_BYTES` after includes (further includes are dropped; the build warns once).
+Literal includes (code shown verbatim) expand nothing and count toward the same cap.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_INCLUDE_BYTES = 2 * 1024 * 1024  # one included file
+MAX_EXPANDED_BYTES = 2 * 1024 * 1024  # a page with everything it includes
+MAX_DEPTH = 8
+_RST_INCLUDE = re.compile(r"^([ \t]*)\.\. (include|literalinclude)::[ \t]*(\S[^\n]*?)[ \t]*$")
+_OPTION = re.compile(r"^[ \t]+:([\w-]+):[ \t]*(.*)$")
+_SNIPPET_LINE = re.compile(r"""^(\s*)-{1,}8<-{1,}\s+["']([^"'\n]{1,300})["']\s*$""")
+_SNIPPET_BLOCK = re.compile(r"^(\s*)-{1,}8<-{1,}\s*$")
+_MD_INCLUDE = re.compile(r"\{!\s*([^!}\n]{1,300}?)\s*!(?:[^}\n]{0,100})?\}")
+
+
+@dataclass
+class PageIncludes:
+    """What one page has included so far."""
+    root: Path  # the archive: nothing outside it is read
+    page: Path
+    seen: set[Path] = field(default_factory=set)
+    budget: int = MAX_EXPANDED_BYTES
+    dropped: int = 0  # includes left out (repeated, over the cap)
+    every: set[Path] | None = None  # every file any page included (the changelog test)
+
+    def __post_init__(self) -> None:
+        self.root = self.root.resolve()
+        self.seen.add(self.page.resolve())
+
+    def read(self, path: Path, *, literal: bool = False) -> str | None:
+        """The file's text when it may be included here; None otherwise."""
+        try:
+            path = path.resolve()
+            if not path.is_relative_to(self.root) or not path.is_file():
+                return None
+            size = path.stat().st_size
+        except (OSError, ValueError, RuntimeError):
+            return None
+        if size > MAX_INCLUDE_BYTES or size > self.budget or (not literal and path in self.seen):
+            self.dropped += 1
+            return None
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        self.budget -= len(text.encode("utf-8"))
+        if not literal:
+            self.seen.add(path)
+        if self.every is not None:
+            self.every.add(path)
+        return text
+
+
+def rst_includes(text: str, here: Path, inc: PageIncludes, depth: int = 0) -> str:
+    """Inline `.. include:: path` (relative to the file; absolute paths from the archive
+    root, as Sphinx reads them from its source folder) and `.. literalinclude::` (as a code
+    block), honouring `start-after`, `end-before`, `start-line`, `end-line`, `lines`,
+    `literal`, `code` and `language`."""
+    if ("include::" not in text) or depth > MAX_DEPTH:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        m = _RST_INCLUDE.match(line) if "include::" in line else None
+        if not m:
+            out.append(line)
+            i += 1
+            continue
+        indent, kind, target = m.group(1), m.group(2), m.group(3)
+        options: dict[str, str] = {}
+        i += 1
+        while i < len(lines) and (om := _OPTION.match(lines[i])) and len(lines[i]) - len(lines[i].lstrip()) > len(indent):
+            options[om.group(1).lower()] = om.group(2).strip()
+            i += 1
+        if target.startswith("<"):  # a docutils standard include (<isonum.txt>): no content
+            continue
+        base = inc.root if target.startswith("/") else here.parent
+        path = base / target.lstrip("/")
+        literal = kind == "literalinclude" or "literal" in options or "code" in options
+        body = inc.read(path, literal=literal)
+        if body is None:
+            continue
+        body = _select(body, options)
+        if literal:
+            lang = options.get("language") or options.get("code") or ""
+            out.append(f"{indent}.. code-block:: {lang}".rstrip())
+            out.append("")
+            out.extend(f"{indent}   {x}" if x.strip() else "" for x in body.split("\n"))
+            out.append("")
+            continue
+        body = rst_includes(body, path, inc, depth + 1)
+        out.extend(f"{indent}{x}" if x.strip() else "" for x in body.split("\n"))
+    return "\n".join(out)
+
+
+def _select(body: str, options: dict[str, str]) -> str:
+    if options.get("start-after"):
+        k = body.find(options["start-after"])
+        if k >= 0:
+            body = body[k + len(options["start-after"]):].split("\n", 1)[-1]
+    if options.get("end-before"):
+        k = body.find(options["end-before"])
+        if k >= 0:
+            body = body[:k]
+    lines = body.split("\n")
+    try:
+        if options.get("start-line") or options.get("end-line"):
+            lines = lines[int(options.get("start-line") or 0):int(options["end-line"]) if options.get("end-line") else None]
+        if options.get("lines"):
+            keep: list[str] = []
+            for part in options["lines"].split(",")[:50]:
+                a, dash, b = part.strip().partition("-")
+                lo = int(a) if a else 1
+                hi = int(b) if b else (len(lines) if dash else lo)
+                keep.extend(lines[max(lo - 1, 0):hi])
+            lines = keep
+    except ValueError:
+        pass
+    return "\n".join(lines)
+
+
+def mkdocs_includes(text: str, here: Path, inc: PageIncludes, bases: list[Path], depth: int = 0) -> str:
+    """`--8<-- "path"` (also `path:3:10` line ranges and the block form between two `--8<--`
+    lines) and `{! path !}`, looked up next to the file, then in the MkDocs base paths,
+    then from the archive root."""
+    if depth > MAX_DEPTH or ("8<" not in text and "{!" not in text):
+        return text
+
+    def load(target: str) -> str | None:
+        target = target.strip()
+        start = end = None
+        m = re.match(r"^(.*?):(\d+)(?::(\d+))?$", target)
+        if m and not (here.parent / target).exists():
+            target, start, end = m.group(1), int(m.group(2)), int(m.group(3)) if m.group(3) else None
+        for base in (here.parent, *bases, inc.root):
+            path = base / target
+            if path.is_file():
+                body = inc.read(path)
+                if body is None:
+                    return None
+                if start is not None:
+                    body = "\n".join(body.split("\n")[start - 1:end])
+                return mkdocs_includes(body, path, inc, bases, depth + 1)
+        return None
+
+    out: list[str] = []
+    block = False
+    lines = text.split("\n")
+    markers = [i for i, line in enumerate(lines) if "8<" in line and _SNIPPET_BLOCK.match(line)]
+    paired = set(markers[:len(markers) - len(markers) % 2])  # an unclosed block marker is text
+    for i, line in enumerate(lines):
+        if "8<" in line:
+            m = _SNIPPET_LINE.match(line)
+            if m:
+                body = load(m.group(2))
+                out.append(body if body is not None else "")
+                continue
+            if i in paired:
+                block = not block
+                continue
+        if block:
+            if line.strip() and not line.strip().startswith(";"):
+                body = load(line.strip())
+                if body is not None:
+                    out.append(body)
+            continue
+        if "{!" in line:
+            line = _MD_INCLUDE.sub(lambda mm: load(mm.group(1)) or "", line)
+        out.append(line)
+    return "\n".join(out)

@@ -1,0 +1,147 @@
+"""Sphinx directives pandoc does not know, rewritten before pandoc reads the text.
+
+Pandoc's RST reader drops a directive whose name has a `:` (`.. py:data:: SECRET_KEY`
+vanished with its name, its body left as a quote) and reads `.. class::` as docutils'
+class directive; the name of every documented object was lost. A line pass turns:
+
+- object descriptions (`function`, `class`, `method`, `attribute`, `data`, `exception`,
+  `decorator`, `property`, `confval`, `option`, `envvar`, `describe`... bare or with a
+  domain: `py:`, `js:`, `c:`, `cpp:`, `rst:`, `std:`) into `.. doclm-object::` with the
+  kind and signatures as options, which rst_filter.lua renders as a heading (a
+  definition line where a heading cannot go) named for the object, its signature in a
+  code block and its `:type:`/`:default:` as a line;
+- autodoc directives (`autofunction`, `autoclass`, `automodule`, `autodata`, ...) into
+  `.. doclm-autodoc::` with the qualified name (`currentmodule` applied), which the filter
+  turns into a placeholder that autodoc.py fills with the docstring from the API
+  reference built from the same archive;
+- `autosummary` into a placeholder listing its names;
+- directives whose body is code (`click:example`, `testcode`, `doctest`, `ipython`...)
+  into code blocks.
+
+Linear: one pass over the lines, each line looked at a bounded number of times.
+"""
+
+from __future__ import annotations
+
+import re
+
+OBJECT_KINDS = {"function", "class", "method", "attribute", "data", "exception", "decorator", "decoratormethod",
+                "classmethod", "staticmethod", "property", "type", "envvar", "option", "cmdoption", "confval",
+                "describe", "object", "macro", "member", "var", "struct", "union", "enum", "enumerator",
+                "concept", "directive", "role", "setting", "event"}
+DOMAINS = {"py", "js", "c", "cpp", "rst", "std", "http", "rb", "php", "mongodb", "sql"}
+# bare names that mean something else without a domain (`.. setting::` in Django is a target)
+BARE_ONLY_WITH_DOMAIN = {"macro", "member", "var", "struct", "union", "enum", "enumerator", "concept",
+                         "directive", "role", "setting", "type"}
+AUTODOC_KINDS = {"function", "class", "module", "data", "method", "attribute", "exception", "decorator",
+                 "property", "classmethod", "staticmethod", "newtypedata", "typevar"}
+KEPT_OPTIONS = {"type": "Type", "default": "Default", "value": "Value", "annotation": "Annotation"}
+CODE_DIRECTIVES = {"click:example", "click:run", "testcode", "testoutput", "doctest", "ipython",
+                   "jupyter-execute", "code-cell", "runblock", "sourcecode", "tab-code", "exec_code"}
+MODULE_DIRECTIVES = {"module", "currentmodule", "py:module", "py:currentmodule", "automodule"}
+_DIRECTIVE = re.compile(r"^([ \t]*)\.\. ([\w][\w:.-]*)::(?:[ \t]+(.*?))?[ \t]*$")
+_OPTION = re.compile(r"^[ \t]+:([\w-]+):(?:[ \t]+(.*?))?[ \t]*$")
+_METADATA = re.compile(r"^:[\w-]+:(?:[ \t].*)?$")
+SEP = "\u241e"  # between signatures in one option value
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" \t"))
+
+
+def prepare(text: str) -> str:
+    """The RST text with Sphinx object, autodoc and code directives rewritten."""
+    if ".. " not in text:
+        return text
+    lines = text.split("\n")
+    out: list[str] = []
+    module = ""
+    i, n = 0, len(lines)
+    while i < n and (not lines[i].strip() or _METADATA.match(lines[i])):
+        i += 1  # file-wide metadata (`:tocdepth: 3`, `:orphan:`): not text
+    while i < n:
+        line = lines[i]
+        m = _DIRECTIVE.match(line) if "::" in line and ".. " in line else None
+        if not m:
+            out.append(line)
+            i += 1
+            continue
+        indent, name, arg = m.group(1), m.group(2), (m.group(3) or "").strip()
+        lname = name.lower()
+        domain, _, bare = lname.rpartition(":")
+        if lname in CODE_DIRECTIVES:
+            lang = arg if lname in ("sourcecode", "code-cell") and arg else \
+                "text" if lname == "testoutput" else "python"
+            out.append(f"{indent}.. code-block:: {lang}")
+            i += 1
+            continue
+        if lname in MODULE_DIRECTIVES and arg and not indent:
+            module = "" if arg == "None" else arg.split()[0]
+        is_object = bare in OBJECT_KINDS and (domain in DOMAINS if domain else bare not in BARE_ONLY_WITH_DOMAIN)
+        is_autodoc = bare.startswith("auto") and (bare[4:] in AUTODOC_KINDS or bare.startswith("autopydantic")) \
+            and (not domain or domain == "py")
+        if not (is_object or is_autodoc or bare == "autosummary") or (is_object and not arg):
+            out.append(line)
+            i += 1
+            continue
+        # the directive's further signature lines, then its options
+        sigs = [arg] if arg else []
+        j = i + 1
+        while j < n and lines[j].strip() and _indent(lines[j]) > len(indent) and not _OPTION.match(lines[j]):
+            if bare == "autosummary":
+                break
+            sigs.append(lines[j].strip().rstrip("\\").strip())
+            j += 1
+        options: dict[str, str] = {}
+        while j < n and (om := _OPTION.match(lines[j])) and _indent(lines[j]) > len(indent):
+            options[om.group(1).lower()] = om.group(2) or ""
+            j += 1
+        body_start = j
+        k = j
+        while k < n and not lines[k].strip():
+            k += 1
+        body_indent = lines[k][:_indent(lines[k])] if k < n and _indent(lines[k]) > len(indent) else indent + "   "
+        head = [f"{indent}.. doclm-{'object' if is_object else 'autosummary' if bare == 'autosummary' else 'autodoc'}::"]
+        if is_object:
+            head += [f"{body_indent}:kind: {bare}", f"{body_indent}:domain: {domain or 'py'}",
+                     f"{body_indent}:sig: {SEP.join(_clean(s) for s in sigs)}"]
+            meta = [f"*{label}:* {options[key]}" for key, label in KEPT_OPTIONS.items() if options.get(key)]
+            if meta:
+                head += ["", body_indent + " · ".join(meta)]
+        elif bare == "autosummary":
+            names, j = _autosummary_names(lines, body_start, len(indent))
+            head += [f"{body_indent}:names: {' '.join(names)}", f"{body_indent}:module: {module}"]
+            out.extend(head)
+            out.append("")
+            i = j
+            continue
+        else:
+            target, _, sig = (sigs[0] if sigs else "").partition("(")
+            head += [f"{body_indent}:kind: {bare[4:]}", f"{body_indent}:target: {target.strip()}",
+                     f"{body_indent}:module: {module}"]
+            if sig:
+                head.append(f"{body_indent}:sig: {_clean(target.strip() + '(' + sig)}")
+            if "members" in options:
+                head.append(f"{body_indent}:members: {options['members'] or '*'}")
+            if bare == "automodule" and target.strip():
+                module = target.strip()
+        out.extend(head)
+        out.append("")
+        i = body_start
+    return "\n".join(out)
+
+
+def _clean(sig: str) -> str:
+    return " ".join(sig.replace(SEP, " ").split())[:500]
+
+
+def _autosummary_names(lines: list[str], start: int, indent: int) -> tuple[list[str], int]:
+    """The names listed in an autosummary body, and the line after it."""
+    names: list[str] = []
+    j = start
+    while j < len(lines) and (not lines[j].strip() or _indent(lines[j]) > indent):
+        item = lines[j].strip()
+        if item and not item.startswith((":", "..")) and re.fullmatch(r"~?[\w.]+(\(.*\))?", item):
+            names.append(item.lstrip("~").split("(")[0])
+        j += 1
+    return names[:500], j
