@@ -7,8 +7,9 @@ A docs source is one of:
   `doc/en`); `conf.py` is read as text, never run, for `source_suffix` (Django's `.txt`),
   `root_doc`, `language` and `exclude_patterns`;
 - a MkDocs project: an `mkdocs.yml` and its `docs_dir` (mkdocs_config.py reads it);
-- else a top-level tree of markdown / reStructuredText files (`.txt` counted when it
-  reads as reStructuredText), not a Python package, test or fragment folder.
+- else a top-level folder that is mostly markdown / reStructuredText files (`.txt` read
+  when it reads as reStructuredText), not a Python package, test, source or fragment
+  folder.
 
 Folders are not skipped by name when they are the docs root (SQLAlchemy's Sphinx source
 is `doc/build`); what is skipped inside a root is build output found by its content
@@ -183,13 +184,13 @@ def find_docs(root: Path, wanted_langs: set[str] | None = None) -> Found:
             for name in filenames:
                 counts[1] += 1
                 suffix = os.path.splitext(name)[1].lower()
-                if suffix in MARKDOWN | RST or (suffix in TEXT and not name.lower().startswith("requirements")):
+                if suffix in MARKDOWN | RST:  # `.txt` pages are read from a tree, not what makes one
                     counts[0] += 1
                     counts[2] += bool(_FRAGMENT.match(name))
     roots = _dedupe(roots)
     if not roots:
         for name, (docs, total, fragments) in sorted(top_dirs.items()):
-            if docs >= 2 and docs * 3 >= total > 0 and fragments * 2 < docs and \
+            if docs >= 1 and docs * 3 >= total > 0 and fragments * 2 < docs and \
                     name.lower() not in {"src", "lib", "dist", "build", "examples", "example", "benchmarks"}:
                 roots.append(DocsRoot(root / name, "tree", MARKDOWN | RST | TEXT))
     _languages_of_siblings(roots)

@@ -3,9 +3,11 @@ expansion: Sphinx `.. include::` / `.. literalinclude::`, MkDocs `--8<-- "file"`
 (pymdownx.snippets) and `{! file !}` (markdown-include / mdx_include).
 
 An include bomb (a file that includes itself 120 times, or a chain that fans out) used to
-expand N^depth times. Now each file is included at most once per page (a second include
-of it is dropped: its text is already on the page), and a page stops growing at
-`MAX_EXPANDED_BYTES` after includes (further includes are dropped; the build warns once).
+expand N^depth times. Now each file is read and expanded at most once per page (a file
+that includes itself, directly or through others, is left out; a file included again
+reuses its expansion: fastapi shows the same example file three times on a page), and a
+page stops growing at `MAX_EXPANDED_BYTES` after includes: further includes are left out
+and the build warns once. Work is bounded by the files read plus the capped output.
 Literal includes (code shown verbatim) expand nothing and count toward the same cap.
 """
 
@@ -30,37 +32,62 @@ class PageIncludes:
     """What one page has included so far."""
     root: Path  # the archive: nothing outside it is read
     page: Path
-    seen: set[Path] = field(default_factory=set)
-    budget: int = MAX_EXPANDED_BYTES
-    dropped: int = 0  # includes left out (repeated, over the cap)
+    budget: int = MAX_EXPANDED_BYTES  # bytes the page may still grow by
+    dropped: int = 0  # includes left out (a cycle, over the cap, too large)
     every: set[Path] | None = None  # every file any page included (the changelog test)
+    active: set[Path] = field(default_factory=set)  # files being expanded (a cycle ends here)
+    expanded: dict[tuple, str] = field(default_factory=dict)  # (file, options) -> its expansion
 
     def __post_init__(self) -> None:
         self.root = self.root.resolve()
-        self.seen.add(self.page.resolve())
+        self.active.add(self.page.resolve())
 
-    def read(self, path: Path, *, literal: bool = False) -> str | None:
-        """The file's text when it may be included here; None otherwise."""
+    def target(self, path: Path) -> Path | None:
+        """The resolved file when it may be included here (inside the archive, not being
+        expanded already, not too large); None (counted as dropped when it exists) otherwise."""
         try:
             path = path.resolve()
             if not path.is_relative_to(self.root) or not path.is_file():
                 return None
-            size = path.stat().st_size
+            too_big = path.stat().st_size > MAX_INCLUDE_BYTES
         except (OSError, ValueError, RuntimeError):
             return None
-        if size > MAX_INCLUDE_BYTES or size > self.budget or (not literal and path in self.seen):
+        if too_big or path in self.active:
             self.dropped += 1
             return None
+        return path
+
+    def read(self, path: Path) -> str | None:
         try:
             text = path.read_text(encoding="utf-8", errors="replace")
         except OSError:
             return None
-        self.budget -= len(text.encode("utf-8"))
-        if not literal:
-            self.seen.add(path)
         if self.every is not None:
             self.every.add(path)
         return text
+
+    def take(self, text: str) -> bool:
+        """Room for `text` on the page (then it is counted); False: left out."""
+        size = len(text)
+        if size > self.budget:
+            self.dropped += 1
+            return False
+        self.budget -= size
+        return True
+
+    def expand(self, path: Path, key: tuple, expand_fn) -> str | None:
+        """The expansion of `path` (computed once per page and key), if it fits."""
+        if key not in self.expanded:
+            raw = self.read(path)
+            if raw is None:
+                return None
+            self.active.add(path)
+            try:
+                self.expanded[key] = expand_fn(raw)
+            finally:
+                self.active.discard(path)
+        text = self.expanded[key]
+        return text if self.take(text) else None
 
 
 def rst_includes(text: str, here: Path, inc: PageIncludes, depth: int = 0) -> str:
@@ -89,21 +116,24 @@ def rst_includes(text: str, here: Path, inc: PageIncludes, depth: int = 0) -> st
         if target.startswith("<"):  # a docutils standard include (<isonum.txt>): no content
             continue
         base = inc.root if target.startswith("/") else here.parent
-        path = base / target.lstrip("/")
-        literal = kind == "literalinclude" or "literal" in options or "code" in options
-        body = inc.read(path, literal=literal)
-        if body is None:
+        path = inc.target(base / target.lstrip("/"))
+        if path is None:
             continue
-        body = _select(body, options)
+        literal = kind == "literalinclude" or "literal" in options or "code" in options
+        key = (path, kind, tuple(sorted(options.items())))
         if literal:
+            body = inc.expand(path, key, lambda raw: _select(raw, options))
+            if body is None:
+                continue
             lang = options.get("language") or options.get("code") or ""
             out.append(f"{indent}.. code-block:: {lang}".rstrip())
             out.append("")
             out.extend(f"{indent}   {x}" if x.strip() else "" for x in body.split("\n"))
             out.append("")
             continue
-        body = rst_includes(body, path, inc, depth + 1)
-        out.extend(f"{indent}{x}" if x.strip() else "" for x in body.split("\n"))
+        body = inc.expand(path, key, lambda raw, p=path: rst_includes(_select(raw, options), p, inc, depth + 1))
+        if body is not None:
+            out.extend(f"{indent}{x}" if x.strip() else "" for x in body.split("\n"))
     return "\n".join(out)
 
 
@@ -147,14 +177,12 @@ def mkdocs_includes(text: str, here: Path, inc: PageIncludes, bases: list[Path],
         if m and not (here.parent / target).exists():
             target, start, end = m.group(1), int(m.group(2)), int(m.group(3)) if m.group(3) else None
         for base in (here.parent, *bases, inc.root):
-            path = base / target
-            if path.is_file():
-                body = inc.read(path)
-                if body is None:
+            if (base / target).is_file():
+                path = inc.target(base / target)
+                if path is None:
                     return None
-                if start is not None:
-                    body = "\n".join(body.split("\n")[start - 1:end])
-                return mkdocs_includes(body, path, inc, bases, depth + 1)
+                return inc.expand(path, (path, start, end), lambda raw, p=path: mkdocs_includes(
+                    "\n".join(raw.split("\n")[start - 1:end]) if start is not None else raw, p, inc, bases, depth + 1))
         return None
 
     out: list[str] = []

@@ -32,10 +32,18 @@ from doc4llm.ingest.packages.sphinx_rst import prepare
 
 FILTER = Path(__file__).with_name("rst_filter.lua")
 PAGE_CPU_SECONDS = 15.0  # one document (the largest real pages take ~4 s)
-HEAP_MB = int(os.environ.get("DOC4LLM_PANDOC_HEAP_MB") or 200)
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
 WALL_FACTOR = 6  # wall-clock backstop: a busy machine runs a process slower than its CPU time
 _SLOTS = threading.BoundedSemaphore(max(1, min(4, os.cpu_count() or 1)))  # pandoc processes at once
+
+
+def heap_mb() -> int:
+    """pandoc's heap cap in MB (`DOC4LLM_PANDOC_HEAP_MB`, default 200: the largest real
+    pages need under 100)."""
+    try:
+        return max(16, int(os.environ.get("DOC4LLM_PANDOC_HEAP_MB") or 200))
+    except ValueError:
+        return 200
 
 
 def package_budget_seconds() -> float:
@@ -83,7 +91,7 @@ class PandocBudget:
                        f"used up: {self.raw_pages} reStructuredText pages kept as raw text")
         if self.failed_pages:
             out.append(f"{self.failed_pages} reStructuredText pages pandoc could not convert within its "
-                       f"limits ({PAGE_CPU_SECONDS:.0f} CPU s, {HEAP_MB} MB): kept as raw text")
+                       f"limits ({PAGE_CPU_SECONDS:.0f} CPU s, {heap_mb()} MB): kept as raw text")
         return out
 
 
@@ -108,7 +116,7 @@ def rst_to_markdown(text: str, budget: PandocBudget | None = None) -> str:
         cpu = min(PAGE_CPU_SECONDS, budget.remaining())
         if cpu <= 0.05:
             raise BudgetSpent("the package's pandoc time budget is used up")
-        argv = [pandoc_path(), "+RTS", f"-M{HEAP_MB}m", "-RTS", "--sandbox", "-f", "rst",
+        argv = [pandoc_path(), "+RTS", f"-M{heap_mb()}m", "-RTS", "--sandbox", "-f", "rst",
                 "-t", "gfm-raw_html+pipe_tables", "--wrap=none", "--lua-filter", str(FILTER)]
         code, out, err, used, why = run_limited(argv, prepare(text).encode("utf-8"), cpu)
         budget.charge(used)
@@ -190,6 +198,6 @@ def run_limited(argv: list[str], data: bytes, cpu_seconds: float,
     if not why and code is not None and code < 0 and used >= limit - 0.5:
         why.append(f"it used more than {limit} s of CPU")
     if not why and b"Heap exhausted" in err:
-        why.append(f"it needed more than {HEAP_MB} MB")
+        why.append("it needed more memory than its heap cap (DOC4LLM_PANDOC_HEAP_MB)")
     return code if code is not None else -1, bytes(out), bytes(err), used, "; ".join(why)
 

@@ -81,6 +81,9 @@ def prepare(text: str) -> str:
         is_autodoc = bare.startswith("auto") and (bare[4:] in AUTODOC_KINDS or bare.startswith("autopydantic")) \
             and (not domain or domain == "py")
         if not (is_object or is_autodoc or bare == "autosummary") or (is_object and not arg):
+            if arg and _names_next_title(lines, i + 1, len(indent), arg):
+                i += 1  # a cross-reference target (Django's `.. setting:: X` over a ``X`` title): no text
+                continue
             out.append(line)
             i += 1
             continue
@@ -129,6 +132,17 @@ def prepare(text: str) -> str:
         out.append("")
         i = body_start
     return "\n".join(out)
+
+
+def _names_next_title(lines: list[str], j: int, indent: int, arg: str) -> bool:
+    """The directive has no body and the next line is a section title naming `arg`."""
+    while j < len(lines) and not lines[j].strip():
+        j += 1
+    if j + 1 >= len(lines) or _indent(lines[j]) > indent:
+        return False
+    under = lines[j + 1].strip()
+    return len(under) >= 3 and len(set(under)) == 1 and not under[0].isalnum() and \
+        lines[j].strip().strip("`").strip() == arg.strip("`").strip()
 
 
 def _clean(sig: str) -> str:
