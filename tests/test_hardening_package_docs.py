@@ -151,6 +151,17 @@ def test_the_package_budget_keeps_late_pages_raw_and_says_so_once(tmp_path):
     assert {f"Page {i}" for i in range(8)} <= titles  # raw pages keep their titles
 
 
+def test_pages_that_hit_their_limits_shrink_what_is_left_of_the_budget():
+    # item 5: 40 pages that each take the whole per-page CPU limit would cost 40 x 10 s
+    budget = PandocBudget(60)
+    budget.charge(10)
+    budget.note_raw(False)
+    assert budget.remaining() == 50  # one page that failed: it may be the package's odd one
+    budget.charge(10)
+    budget.note_raw(False)
+    assert budget.remaining() <= 5 and "cut to" in " ".join(budget.summary())
+
+
 def test_pandoc_failures_are_errors_not_crashes(monkeypatch):
     monkeypatch.setenv("DOC4LLM_PANDOC_HEAP_MB", "32")
     with pytest.raises(ExternalError, match="heap cap"):

@@ -158,3 +158,27 @@ def test_page_kinds_are_recorded_and_ranked_below_the_docs(tmp_path):
     # a question about releases still finds the release notes
     r = run_cli("search", "what changed in release 2.0.0", "--docs-dir", docs, "--embedder", "none", "--json", "-k", "3")
     assert json.loads(r.stdout)["results"][0]["page"] == "demo-2.0.0"
+
+
+def test_lang_option_of_add_rebuilds_with_the_translation(tmp_path):
+    from fake_registries import FakeRegistries
+
+    reg = FakeRegistries()
+    try:
+        reg.add_pypi("demo", "1.0", sdist("demo", "1.0", FASTAPI_LIKE))
+        env = {"PIP_INDEX_URL": reg.index_url, "HOME": str(tmp_path), "PIP_CONFIG_FILE": None}
+        docs = tmp_path / "md"
+        first = run_cli("add", "pypi:demo==1.0", "--docs-dir", docs, "--json", env=env)
+        assert first.returncode == 0, first.stderr
+        assert "--lang LANG adds them" in first.stderr
+        again = run_cli("add", "pypi:demo==1.0", "--docs-dir", docs, "--lang", "ES", "--json", env=env)
+        assert json.loads(again.stdout)["status"] == "replaced"  # the same archive, another language
+        assert (docs / "demo@1.0" / "Introducción").is_dir()
+        meta = yaml.safe_load((docs / "demo@1.0" / "doc4llm-set.yaml").read_text())
+        assert meta["package"]["langs"] == ["es"]
+        same = run_cli("add", "pypi:demo==1.0", "--docs-dir", docs, "--lang", "es", env=env)
+        assert "unchanged" in same.stdout
+        bad = run_cli("add", "pypi:demo==1.0", "--docs-dir", docs, "--lang", "../x", env=env)
+        assert bad.returncode == 2 and "not a language code" in bad.stderr
+    finally:
+        reg.close()

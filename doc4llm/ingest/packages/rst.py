@@ -16,13 +16,16 @@ Limits (a 1 KB document can make pandoc use gigabytes or minutes):
   timeout as a backstop;
 - output: at most MAX_OUTPUT_BYTES are read, then pandoc is stopped;
 - time per package: a `PandocBudget` of pandoc CPU seconds shared by all pages of one
-  package; pages past it are kept as their raw text and the build says so once.
+  package; pages past it are kept as their raw text and the build says so once. Real
+  pages never reach a limit; after two pages that do (a hostile package), what is left
+  of the budget shrinks to a few seconds.
 """
 
 from __future__ import annotations
 
 import math
 import os
+import signal
 import subprocess
 import threading
 from pathlib import Path
@@ -31,7 +34,11 @@ from doc4llm.errors import ExternalError
 from doc4llm.ingest.packages.sphinx_rst import prepare
 
 FILTER = Path(__file__).with_name("rst_filter.lua")
-PAGE_CPU_SECONDS = 15.0  # one document (the largest real pages take ~4 s)
+PAGE_CPU_SECONDS = 10.0  # one document (the largest real pages take ~4 s)
+# pages that hit a limit are evidence of a hostile or pathological package: after this
+# many, what is left of the budget shrinks to AFTER_FAILURES_SECONDS
+FAILURES_BEFORE_SHRINK = 2
+AFTER_FAILURES_SECONDS = 5.0
 MAX_OUTPUT_BYTES = 8 * 1024 * 1024
 WALL_FACTOR = 6  # wall-clock backstop: a busy machine runs a process slower than its CPU time
 _SLOTS = threading.BoundedSemaphore(max(1, min(4, os.cpu_count() or 1)))  # pandoc processes at once
@@ -81,8 +88,10 @@ class PandocBudget:
         with self._lock:
             if budget:
                 self.raw_pages += 1
-            else:
-                self.failed_pages += 1
+                return
+            self.failed_pages += 1
+            if self.failed_pages >= FAILURES_BEFORE_SHRINK:
+                self.total = min(self.total, self.spent + AFTER_FAILURES_SECONDS)
 
     def summary(self) -> list[str]:
         out = []
@@ -91,7 +100,9 @@ class PandocBudget:
                        f"used up: {self.raw_pages} reStructuredText pages kept as raw text")
         if self.failed_pages:
             out.append(f"{self.failed_pages} reStructuredText pages pandoc could not convert within its "
-                       f"limits ({PAGE_CPU_SECONDS:.0f} CPU s, {heap_mb()} MB): kept as raw text")
+                       f"limits ({PAGE_CPU_SECONDS:.0f} CPU s, {heap_mb()} MB heap): kept as raw text"
+                       + (f"; the package's pandoc time was cut to {self.total:.0f} CPU s after "
+                          f"{FAILURES_BEFORE_SHRINK} such pages" if self.failed_pages >= FAILURES_BEFORE_SHRINK else ""))
         return out
 
 
@@ -195,8 +206,8 @@ def run_limited(argv: list[str], data: bytes, cpu_seconds: float,
         except OSError:
             pass
     code = proc.returncode
-    if not why and code is not None and code < 0 and used >= limit - 0.5:
-        why.append(f"it used more than {limit} s of CPU")
+    if not why and code is not None and (code == -signal.SIGXCPU or (code == -signal.SIGKILL and used >= limit - 1)):
+        why.append(f"it used {limit} s of CPU")
     if not why and b"Heap exhausted" in err:
         why.append("it needed more memory than its heap cap (DOC4LLM_PANDOC_HEAP_MB)")
     return code if code is not None else -1, bytes(out), bytes(err), used, "; ".join(why)

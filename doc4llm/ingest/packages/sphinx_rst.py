@@ -35,6 +35,7 @@ BARE_ONLY_WITH_DOMAIN = {"macro", "member", "var", "struct", "union", "enum", "e
                          "directive", "role", "setting", "type"}
 AUTODOC_KINDS = {"function", "class", "module", "data", "method", "attribute", "exception", "decorator",
                  "property", "classmethod", "staticmethod", "newtypedata", "typevar"}
+STD_KINDS = {"envvar", "option", "cmdoption", "confval", "describe", "object", "setting", "event"}
 KEPT_OPTIONS = {"type": "Type", "default": "Default", "value": "Value", "annotation": "Annotation"}
 CODE_DIRECTIVES = {"click:example", "click:run", "testcode", "testoutput", "doctest", "ipython",
                    "jupyter-execute", "code-cell", "runblock", "sourcecode", "tab-code", "exec_code"}
@@ -106,7 +107,7 @@ def prepare(text: str) -> str:
         body_indent = lines[k][:_indent(lines[k])] if k < n and _indent(lines[k]) > len(indent) else indent + "   "
         head = [f"{indent}.. doclm-{'object' if is_object else 'autosummary' if bare == 'autosummary' else 'autodoc'}::"]
         if is_object:
-            head += [f"{body_indent}:kind: {bare}", f"{body_indent}:domain: {domain or 'py'}",
+            head += [f"{body_indent}:kind: {bare}", f"{body_indent}:domain: {domain or _default_domain(bare)}",
                      f"{body_indent}:sig: {SEP.join(_clean(s) for s in sigs)}"]
             meta = [f"*{label}:* {options[key]}" for key, label in KEPT_OPTIONS.items() if options.get(key)]
             if meta:
@@ -132,6 +133,11 @@ def prepare(text: str) -> str:
         out.append("")
         i = body_start
     return "\n".join(out)
+
+
+def _default_domain(kind: str) -> str:
+    """Sphinx's default domain is Python; options, settings and the like are `std`."""
+    return "std" if kind in STD_KINDS else "py"
 
 
 def _names_next_title(lines: list[str], j: int, indent: int, arg: str) -> bool:
