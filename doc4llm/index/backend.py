@@ -161,7 +161,7 @@ class SqliteBackend:
         if not ids:
             return {}
         rows = self.conn.execute(
-            "SELECT s.*, p.title AS page_title, p.source AS page_source,"
+            "SELECT s.*, p.title AS page_title, p.source AS page_source, p.kind AS page_kind,"
             " f.title AS tok_title, f.path AS tok_path, f.body AS tok_body FROM sections s"
             " JOIN pages p ON p.id = s.page_id JOIN sec_fts f ON f.rowid = s.id"
             f" WHERE s.id IN ({','.join('?' * len(ids))})", ids).fetchall()
