@@ -60,6 +60,12 @@ Builtin Configuration Values
    .. function:: nested(x)
 
       Described inside a note.
+
+Documenting a key yourself looks like this::
+
+   .. py:data:: EXAMPLE_ONLY
+
+      An example in a literal block stays as written.
 """
 
 CORE_PY = '''"""Widgets and their makers."""
@@ -144,6 +150,7 @@ def test_object_directives_become_headings_that_keep_their_names(tmp_path):
     assert "Print more." in secs["-v, --verbose"] and "The application to load." in secs["DEMO_APP"]
     assert "``` javascript\nfetchJSON(url)\n```" in secs["fetchJSON"]
     assert "**nested**" in page and "Described inside a note." in page  # no heading inside a quote
+    assert "    .. py:data:: EXAMPLE_ONLY" in page and "EXAMPLE_ONLY\n" not in page.replace(":: EXAMPLE_ONLY\n", "")
     r = run_cli("grep", "-w", "MAX_CONTENT_LENGTH", "--docs-dir", tmp_path / "md", "--json")
     assert r.returncode == 0, r.stderr
     hits = json.loads(r.stdout)["matches"]

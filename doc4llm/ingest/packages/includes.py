@@ -17,6 +17,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from doc4llm.ingest.packages.sphinx_rst import literal_mask
+
 MAX_INCLUDE_BYTES = 2 * 1024 * 1024  # one included file
 MAX_EXPANDED_BYTES = 2 * 1024 * 1024  # a page with everything it includes
 MAX_DEPTH = 8
@@ -98,11 +100,12 @@ def rst_includes(text: str, here: Path, inc: PageIncludes, depth: int = 0) -> st
     if ("include::" not in text) or depth > MAX_DEPTH:
         return text
     lines = text.split("\n")
+    in_literal = literal_mask(lines)
     out: list[str] = []
     i = 0
     while i < len(lines):
         line = lines[i]
-        m = _RST_INCLUDE.match(line) if "include::" in line else None
+        m = _RST_INCLUDE.match(line) if "include::" in line and not in_literal[i] else None
         if not m:
             out.append(line)
             i += 1

@@ -50,6 +50,31 @@ def _indent(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
+_LITERAL_DIRECTIVE = re.compile(r"^[ \t]*\.\. (code-block|code|sourcecode|parsed-literal|highlight-block|"
+                                r"literalinclude|productionlist)::", re.I)
+
+
+def literal_mask(lines: list[str]) -> list[bool]:
+    """True for the lines of literal blocks (after a paragraph ending in `::`, in a
+    `code-block`/`sourcecode`/... body): text shown as written, where a directive is an
+    example of one (Sphinx's own docs), never to be rewritten or resolved."""
+    mask = [False] * len(lines)
+    base = -1  # indent of the line that opened the literal block; -1: none open
+    for i, line in enumerate(lines):
+        stripped = line.strip()
+        if base >= 0:
+            if not stripped or _indent(line) > base:
+                mask[i] = True
+                continue
+            base = -1
+        if stripped.endswith("::") and not stripped.startswith(".. ") or (
+                stripped.startswith(".. ") and _LITERAL_DIRECTIVE.match(line)) or \
+                (stripped.startswith(".. ") and "::" in stripped and
+                 stripped[3:].split("::", 1)[0].strip().lower() in CODE_DIRECTIVES):
+            base = _indent(line)
+    return mask
+
+
 def prepare(text: str) -> str:
     """The RST text with Sphinx object, autodoc and code directives rewritten."""
     if ".. " not in text:
@@ -60,9 +85,10 @@ def prepare(text: str) -> str:
     i, n = 0, len(lines)
     while i < n and (not lines[i].strip() or _METADATA.match(lines[i])):
         i += 1  # file-wide metadata (`:tocdepth: 3`, `:orphan:`): not text
+    literal = literal_mask(lines)
     while i < n:
         line = lines[i]
-        m = _DIRECTIVE.match(line) if "::" in line and ".. " in line else None
+        m = _DIRECTIVE.match(line) if "::" in line and ".. " in line and not literal[i] else None
         if not m:
             out.append(line)
             i += 1
