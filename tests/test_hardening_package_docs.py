@@ -16,7 +16,12 @@ from fake_registries import sdist
 from growth import assert_linear
 
 from doc4llm.errors import ExternalError
-from doc4llm.ingest.packages.includes import MAX_EXPANDED_BYTES, PageIncludes, mkdocs_includes, rst_includes
+from doc4llm.ingest.packages.includes import (
+    MAX_EXPANDED_BYTES,
+    PageIncludes,
+    mkdocs_includes,
+    rst_includes,
+)
 from doc4llm.ingest.packages.mkdocs_config import load_yaml, mkdocs_project
 from doc4llm.ingest.packages.rst import BudgetSpent, PandocBudget, rst_to_markdown, run_limited
 

@@ -125,7 +125,7 @@ def rst_includes(text: str, here: Path, inc: PageIncludes, depth: int = 0) -> st
         literal = kind == "literalinclude" or "literal" in options or "code" in options
         key = (path, kind, tuple(sorted(options.items())))
         if literal:
-            body = inc.expand(path, key, lambda raw: _select(raw, options))
+            body = inc.expand(path, key, lambda raw, o=options: _select(raw, o))
             if body is None:
                 continue
             lang = options.get("language") or options.get("code") or ""
@@ -134,7 +134,7 @@ def rst_includes(text: str, here: Path, inc: PageIncludes, depth: int = 0) -> st
             out.extend(f"{indent}   {x}" if x.strip() else "" for x in body.split("\n"))
             out.append("")
             continue
-        body = inc.expand(path, key, lambda raw, p=path: rst_includes(_select(raw, options), p, inc, depth + 1))
+        body = inc.expand(path, key, lambda raw, p=path, o=options: rst_includes(_select(raw, o), p, inc, depth + 1))
         if body is not None:
             out.extend(f"{indent}{x}" if x.strip() else "" for x in body.split("\n"))
     return "\n".join(out)
