@@ -103,9 +103,24 @@ def raw_rst(text: str) -> str:
             out.append("#" * min(styles.index(style) + 1, 6) + " " + title)
             i += 3 if over else 2
             continue
+        line = _ROLE.sub(_role_text, line) if ":`" in line else line
         out.append("\\" + line if line.startswith("#") else line)
         i += 1
     return "\n".join(out)
+
+
+_ROLE = re.compile(r":([\w:+-]{1,40}):`([^`\n]{1,300})`")
+_PROSE_ROLES = {"ref", "doc", "term", "numref", "abbr", "dfn", "guilabel", "menuselection", "download"}
+
+
+def _role_text(m: re.Match) -> str:
+    """`:ref:`guide <x>`` -> guide, `:func:`~a.b`` -> `b` (as the pandoc filter reads them)."""
+    role, text = m.group(1).rsplit(":", 1)[-1], m.group(2)
+    label = text.rsplit("<", 1)[0].strip() if text.endswith(">") and "<" in text else text
+    if label.startswith("~"):
+        label = label[1:].rsplit(".", 1)[-1]
+    label = label.lstrip("!") or text
+    return label if role in _PROSE_ROLES else f"`{label}`"
 
 
 def read_python_metadata(root: Path) -> dict:
