@@ -39,6 +39,9 @@ STD_KINDS = {"envvar", "option", "cmdoption", "confval", "describe", "object", "
 KEPT_OPTIONS = {"type": "Type", "default": "Default", "value": "Value", "annotation": "Annotation"}
 CODE_DIRECTIVES = {"click:example", "click:run", "testcode", "testoutput", "doctest", "ipython",
                    "jupyter-execute", "code-cell", "runblock", "sourcecode", "tab-code", "exec_code"}
+# directives whose body Sphinx never shows: SQLAlchemy's and Alembic's `changelog_imports`
+# include every earlier changelog (megabytes) only to resolve references
+HIDDEN_DIRECTIVES = {"changelog_imports"}
 MODULE_DIRECTIVES = {"module", "currentmodule", "py:module", "py:currentmodule", "automodule"}
 _DIRECTIVE = re.compile(r"^([ \t]*)\.\. ([\w][\w:.-]*)::(?:[ \t]+(.*?))?[ \t]*$")
 _OPTION = re.compile(r"^[ \t]+:([\w-]+):(?:[ \t]+(.*?))?[ \t]*$")
@@ -67,10 +70,9 @@ def literal_mask(lines: list[str]) -> list[bool]:
                 mask[i] = True
                 continue
             base = -1
-        if stripped.endswith("::") and not stripped.startswith(".. ") or (
-                stripped.startswith(".. ") and _LITERAL_DIRECTIVE.match(line)) or \
-                (stripped.startswith(".. ") and "::" in stripped and
-                 stripped[3:].split("::", 1)[0].strip().lower() in CODE_DIRECTIVES):
+        name = stripped[3:].split("::", 1)[0].strip().lower() if stripped.startswith(".. ") and "::" in stripped else ""
+        if stripped.endswith("::") and not name or _LITERAL_DIRECTIVE.match(line) or \
+                name in CODE_DIRECTIVES or name in HIDDEN_DIRECTIVES:
             base = _indent(line)
     return mask
 
@@ -95,6 +97,11 @@ def prepare(text: str) -> str:
             continue
         indent, name, arg = m.group(1), m.group(2), (m.group(3) or "").strip()
         lname = name.lower()
+        if lname in HIDDEN_DIRECTIVES:
+            i += 1
+            while i < n and literal[i]:
+                i += 1
+            continue
         domain, _, bare = lname.rpartition(":")
         if lname in CODE_DIRECTIVES:
             lang = arg if lname in ("sourcecode", "code-cell") and arg else \
