@@ -7,7 +7,9 @@ without bound). Prints one row per item: wall seconds, peak RSS, exit code, what
 build said.
 
     python benchmarks/hardening/package_docs_bombs.py            # this checkout
-    python benchmarks/hardening/package_docs_bombs.py --code DIR # another checkout (git archive)
+    cd /tmp && PYTHONPATH=DIR python .../package_docs_bombs.py --code DIR
+                                    # another checkout (git archive; not from a checkout's folder,
+                                    # where `python -m doc4llm` would import that checkout)
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import argparse
 import io
 import json
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -95,6 +98,7 @@ def run(archive: Path, docs: Path, code: Path | None, timeout: float, rss_cap: f
     if code is not None:
         env["PYTHONPATH"] = str(code)
     argv = [sys.executable, "-m", "doc4llm", "add", str(archive), "--docs-dir", str(docs), "--json"]
+    cpu0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     t0 = time.monotonic()
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, start_new_session=True)
     peak, stopped = 0.0, ""
@@ -112,13 +116,15 @@ def run(archive: Path, docs: Path, code: Path | None, timeout: float, rss_cap: f
     except ProcessLookupError:
         pass
     wall = time.monotonic() - t0
+    cpu1 = resource.getrusage(resource.RUSAGE_CHILDREN)  # the CLI and the pandocs it waited for
+    cpu = (cpu1.ru_utime + cpu1.ru_stime) - (cpu0.ru_utime + cpu0.ru_stime)
     said = ""
     try:
         data = json.loads(out)
         said = f"{data.get('pages')} pages; " + " | ".join(data.get("warnings") or [])[:300]
     except ValueError:
         said = err.decode("utf-8", "replace").strip().splitlines()[-1][:300] if err.strip() else ""
-    return {"wall_s": round(wall, 1), "peak_rss_mb": round(peak), "exit": proc.returncode, "stopped": stopped,
+    return {"wall_s": round(wall, 1), "cpu_s": round(cpu, 1) if not stopped else None, "peak_rss_mb": round(peak), "exit": proc.returncode, "stopped": stopped,
             "said": said}
 
 
