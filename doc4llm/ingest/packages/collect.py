@@ -18,6 +18,7 @@ import email.policy
 import json
 import os
 import re
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,13 +48,19 @@ class Converter:
     budget: PandocBudget = field(default_factory=PandocBudget)
     lookup: ApiLookup | None = None
     dropped_includes: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _dropped(self, n: int) -> None:
+        if n:
+            with self._lock:  # pages convert in threads
+                self.dropped_includes += n
 
     def to_markdown(self, text: str, suffix: str, here: Path, bases: list[Path] | None = None) -> str:
         suffix = suffix.lower()
         if suffix in RST:
             inc = PageIncludes(self.root, here, every=self.included)
             text = rst_includes(text, here, inc)
-            self.dropped_includes += inc.dropped
+            self._dropped(inc.dropped)
             try:
                 md = rst_to_markdown(text, self.budget)
             except BudgetSpent:
@@ -66,7 +73,7 @@ class Converter:
         if suffix in MARKDOWN:
             inc = PageIncludes(self.root, here, every=self.included)
             text = mkdocs_includes(text, here, inc, bases or [])
-            self.dropped_includes += inc.dropped
+            self._dropped(inc.dropped)
             return prepare_markdown(text, mdx=suffix == ".mdx")
         return text
 

@@ -39,9 +39,10 @@ MARKDOWN = {".md", ".markdown", ".mdx"}
 RST = {".rst", ".rest"}
 TEXT = {".txt"}
 # folders that never hold a project's docs: tests (Sphinx's own `tests/roots/*/conf.py`,
-# MkDocs' `tests/integration/*/mkdocs.yml`), dependencies, caches, metadata
+# MkDocs' `tests/integration/*/mkdocs.yml`), examples, dependencies, caches, metadata
 NOT_DOCS = {"tests", "test", "testing", "testdata", "test_data", "fixtures", "__fixtures__", "node_modules",
-            "__pycache__", "site-packages", "venv", ".venv", "vendor", "_vendor", "third_party"}
+            "__pycache__", "site-packages", "venv", ".venv", "vendor", "_vendor", "third_party",
+            "examples", "example", "samples", "sample"}  # an example project's docs are not the package's
 # inside a root: Sphinx's build, theme and extension folders; message catalogs
 SKIP_IN_ROOT = {"_build", "_static", "_templates", "_themes", "_theme", "_ext", "_sources", "locale", "locales",
                 "node_modules", "__pycache__", "venv", ".venv"}
