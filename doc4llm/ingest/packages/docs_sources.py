@@ -48,6 +48,7 @@ SKIP_IN_ROOT = {"_build", "_static", "_templates", "_themes", "_theme", "_ext", 
                 "node_modules", "__pycache__", "venv", ".venv"}
 SPHINX_GENERATED = {"genindex", "py-modindex", "modindex", "search"}
 MAX_CONF_BYTES = 512 * 1024
+PACKAGE = -10**9  # a file count no docs tree reaches: marks a Python package folder
 _FRAGMENT = re.compile(r"^[+\w-]*\d+[\w-]*\.\w+(\.\d+)?\.(md|rst|txt)$")  # towncrier: 1234.feature.rst
 # ISO 639-1 codes: a folder or suffix named by one may be a translation
 LANGS = set("""aa ab ae af ak am an ar as av ay az ba be bg bh bi bm bn bo br bs ca ce ch co cr cs cu cv
@@ -181,7 +182,7 @@ def find_docs(root: Path, wanted_langs: set[str] | None = None) -> Found:
         if rel.parts:
             counts = top_dirs.setdefault(rel.parts[0], [0, 0, 0])
             if len(rel.parts) == 1 and "__init__.py" in names:
-                counts[1] = -10**9  # a Python package: its .md/.rst files are not a docs tree
+                counts[1] = PACKAGE  # a Python package: its .md/.rst files are not a docs tree
             for name in filenames:
                 counts[1] += 1
                 suffix = os.path.splitext(name)[1].lower()
@@ -195,10 +196,10 @@ def find_docs(root: Path, wanted_langs: set[str] | None = None) -> Found:
                     name.lower() not in {"src", "lib", "dist", "build", "examples", "example", "benchmarks"}:
                 roots.append(DocsRoot(root / name, "tree", MARKDOWN | RST | TEXT))
     _languages_of_siblings(roots)
-    if roots and all(r.lang is not None for r in roots):  # one language, not English: the default
-        only = {r.lang for r in roots}
+    if roots and all(r.lang is not None for r in roots):  # no English: the biggest project's language
+        main = _ordered(roots)[0].lang
         for r in roots:
-            r.lang = None if len(only) == 1 else r.lang
+            r.lang = None if r.lang == main else r.lang
     files: list[DocFile] = []
     languages: set[str] = set()
     skipped = 0
