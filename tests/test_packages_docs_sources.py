@@ -66,12 +66,14 @@ def test_txt_sources_of_a_sphinx_project_are_read_as_restructuredtext(tmp_path):
         "docs/contents.txt": "Django documentation contents\n=============================\n\nAll of it.\n",
         "docs/topics/db/models.txt": "Models\n======\n\nA model is the single source of information.\n\n"
                                      "Fields\n------\n\n``CharField`` holds text.\n",
+        "docs/topics/db/examples/many_to_one.txt": "Many-to-one relationships\n=========================\n\nUse a ForeignKey.\n",
         "docs/requirements.txt": "sphinx>=4\n",
         "docs/releases/5.0.txt": "Django 5.0 release notes\n========================\n\nNew features.\n",
         "docs/_theme/djangodocs/layout.txt": "Theme\n=====\n",
     })
     assert "## Fields" in pages["Models"] and "`CharField` holds text." in pages["Models"]
     assert records["docs/topics/db/models.txt"]["extra"] == {"from": "docs"}
+    assert "Many-to-one relationships" in pages  # `examples` inside a docs project is docs
     assert records["docs/releases/5.0.txt"]["extra"] == {"from": "docs", "kind": "release-notes"}
     assert not any("requirements" in s or "_theme" in s for s in records)
 

@@ -150,10 +150,10 @@ def _is_build_output(names: set[str]) -> bool:
         ("sitemap.xml" in names and "search" in names) or "doctrees" in names
 
 
-def _walk(root: Path):
-    """os.walk without hidden folders, symlinks or the never-docs folders."""
+def _walk(root: Path, skip: set[str] = NOT_DOCS):
+    """os.walk without hidden folders, symlinks or the `skip` folders."""
     for dirpath, dirnames, filenames in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d.lower() not in NOT_DOCS
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d.lower() not in skip
                              and not d.endswith((".dist-info", ".egg-info")))
         yield Path(dirpath), dirnames, filenames
 
@@ -264,8 +264,8 @@ def _ordered(roots: list[DocsRoot]) -> list[DocsRoot]:
 
 def _root_files(r: DocsRoot, nested: set[Path]):
     """The page files of one root, in folder order."""
-    for here, dirnames, filenames in _walk(r.path):
-        names = set(filenames) | set(dirnames)
+    for here, dirnames, filenames in _walk(r.path, SKIP_IN_ROOT):  # a docs folder named `examples` or
+        names = set(filenames) | set(dirnames)                    # `testing` is docs (Django's)
         if here != r.path and (_is_build_output(names) or here in nested):
             dirnames[:] = []
             continue
