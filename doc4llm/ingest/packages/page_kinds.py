@@ -23,7 +23,7 @@ _CONTRIB_NAME = re.compile(r"^(contributors|authors|credits|thanks|acknowledge?m
                            r"[-_]people$", re.I)
 _RELEASE_TITLE = re.compile(r"\brelease notes?\b|\bwhat'?s new in\b|^\S+[- ]v?\d+\.\d+(\.\d+)*\s*$|"
                             r"\bv?\d+\.\d+(\.\d+)*\s+(release|changes)\b|^(version|release)\s+v?\d+\.\d", re.I)
-_CHANGELOG_TITLE = re.compile(r"^\s*(change\s?log|changes|history|news|release history)\b", re.I)
+_CHANGELOG_TITLE = re.compile(r"^\s*(change\s?log|changes|history|news|release history)(\s+(for|of)\b.*)?\s*$", re.I)
 _CONTRIB_TITLE = re.compile(r"^\s*(contributors|authors|credits|acknowledge?ments|thanks)\b", re.I)
 
 
