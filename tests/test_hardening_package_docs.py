@@ -35,7 +35,13 @@ try:
     out = {"pages": r.pages, "warnings": r.warnings}
 except Doc4llmError as exc:
     out = {"error": exc.message}
-out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+# VmHWM, not ru_maxrss: Linux keeps ru_maxrss across exec, so a child of a big pytest
+# process would report the parent's size
+try:
+    with open("/proc/self/status") as fh:
+        out["rss_mb"] = next(int(x.split()[1]) for x in fh if x.startswith("VmHWM:")) / 1024
+except OSError:  # no /proc: an upper bound
+    out["rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 out["child_rss_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
 print(json.dumps(out))
 """
