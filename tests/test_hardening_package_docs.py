@@ -19,6 +19,7 @@ from doc4llm.errors import ExternalError
 from doc4llm.ingest.packages.includes import (
     MAX_EXPANDED_BYTES,
     PageIncludes,
+    markdown_includes,
     mkdocs_includes,
     rst_includes,
 )
@@ -81,6 +82,10 @@ def test_include_bombs_include_each_file_once_per_page(tmp_path):
     # each file is read and expanded once; its copies stop at the page's byte cap
     assert len(out) <= MAX_EXPANDED_BYTES + 1000 and inc.dropped > 0 and out.count("Level 0") == 1
     (tmp_path / "bomb.md").write_text('--8<-- "bomb.md"\n{! bomb.md !}\n' * 1200)
+    (tmp_path / "myst.md").write_text("```{include} myst.md\n```\n" * 1200)
+    inc = PageIncludes(tmp_path, tmp_path / "myst.md")
+    assert markdown_includes((tmp_path / "myst.md").read_text(), tmp_path / "myst.md", inc, []).strip() == ""
+    assert inc.dropped == 1200
     inc = PageIncludes(tmp_path, tmp_path / "page.md")
     out = mkdocs_includes((tmp_path / "bomb.md").read_text(), tmp_path / "page.md", inc, [])
     assert len(out) <= MAX_EXPANDED_BYTES + 3 * 2400 and inc.dropped >= 2400  # its own 2,400 cycles

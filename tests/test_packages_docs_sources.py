@@ -184,3 +184,17 @@ def test_lang_option_of_add_rebuilds_with_the_translation(tmp_path):
         assert bad.returncode == 2 and "not a language code" in bad.stderr
     finally:
         reg.close()
+
+
+def test_myst_includes_bring_the_root_changelog_into_the_docs_once(tmp_path):
+    # black's docs: docs/change_log.md is ```{include} ../CHANGES.md```
+    _, pages, records = build(tmp_path, {
+        "docs/conf.py": 'extensions = ["myst_parser"]\n', "docs/index.md": "# Black\n\nThe formatter.\n",
+        "docs/change_log.md": "# Change Log\n\n```{include} ../CHANGES.md\n:start-after: # Change Log\n```\n",
+        "docs/usage.md": "# Usage\n\n:::{literalinclude} ../src/demo/cli.py\n:language: python\n:lines: 2\n:::\n",
+        "src/demo/__init__.py": "", "src/demo/cli.py": "import sys\ndef main(): ...\n",
+        "CHANGES.md": "# Change Log\n\n## 24.8.0\n\n- Fix a crash with fmt: off.\n",
+    })
+    assert "- Fix a crash with fmt: off." in pages["Change Log"]
+    assert sum("Fix a crash" in body for body in pages.values()) == 1  # CHANGES.md is not a page again
+    assert "```python\ndef main(): ...\n```" in pages["Usage"]

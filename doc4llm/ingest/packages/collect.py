@@ -27,7 +27,7 @@ from doc4llm.corpus.atomic import mostly_undecodable, read_text_lossy
 from doc4llm.ingest.importer import page_title_and_body, prepare_markdown
 from doc4llm.ingest.packages.autodoc import ApiLookup, fill_autodoc
 from doc4llm.ingest.packages.docs_sources import MARKDOWN, RST, DocFile, find_docs, looks_rst
-from doc4llm.ingest.packages.includes import PageIncludes, mkdocs_includes, rst_includes
+from doc4llm.ingest.packages.includes import PageIncludes, markdown_includes, rst_includes
 from doc4llm.ingest.packages.page_kinds import CHANGELOG_KIND, LOW_KINDS, TRANSLATION, page_kind
 from doc4llm.ingest.packages.pages import CHANGELOG, DOCS, README, DocPage
 from doc4llm.ingest.packages.rst import BudgetSpent, PandocBudget, rst_to_markdown
@@ -72,7 +72,7 @@ class Converter:
             return fill_autodoc(md, self.lookup)
         if suffix in MARKDOWN:
             inc = PageIncludes(self.root, here, every=self.included)
-            text = mkdocs_includes(text, here, inc, bases or [])
+            text = markdown_includes(text, here, inc, bases or [])
             self._dropped(inc.dropped)
             return prepare_markdown(text, mdx=suffix == ".mdx")
         return text

@@ -166,6 +166,55 @@ def _select(body: str, options: dict[str, str]) -> str:
     return "\n".join(lines)
 
 
+_MYST_FENCE = re.compile(r"^([ \t]*)(`{3,}|:{3,})\{(include|literalinclude)\}[ \t]+(\S[^\n]*?)[ \t]*$")
+
+
+def myst_includes(text: str, here: Path, inc: PageIncludes, bases: list[Path], depth: int = 0) -> str:
+    """MyST's ```` ```{include} path ```` (markdown, with `start-after`, `end-before`,
+    `start-line`, `end-line`) and `{literalinclude}` (a code fence, with `language` and
+    `lines`), relative to the file as MyST reads them (black's docs include
+    `../CHANGES.md` and `../AUTHORS.md` this way)."""
+    lines = text.split("\n")
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        m = _MYST_FENCE.match(lines[i]) if "{" in lines[i] else None
+        if not m:
+            out.append(lines[i])
+            i += 1
+            continue
+        indent, fence, kind, target = m.groups()
+        j = i + 1
+        options: dict[str, str] = {}
+        while j < len(lines) and not lines[j].strip().startswith(fence[0] * len(fence)):
+            om = re.match(r"^[ \t]*:([\w-]+):[ \t]*(.*)$", lines[j])
+            if om:
+                options[om.group(1).lower()] = om.group(2).strip()
+            j += 1
+        i = j + 1  # past the closing fence
+        path = inc.target(here.parent / target)
+        if path is None:
+            continue
+        key = (path, kind, tuple(sorted(options.items())))
+        if kind == "literalinclude":
+            body = inc.expand(path, key, lambda raw, o=options: _select(raw, o))
+            if body is not None:
+                out += [f"{indent}```{options.get('language', '')}", *body.rstrip("\n").split("\n"), f"{indent}```"]
+            continue
+        body = inc.expand(path, key, lambda raw, p=path, o=options: markdown_includes(
+            _select(raw, o), p, inc, bases, depth + 1))
+        if body is not None:
+            out.extend(body.split("\n"))
+    return "\n".join(out)
+
+
+def markdown_includes(text: str, here: Path, inc: PageIncludes, bases: list[Path], depth: int = 0) -> str:
+    """Every include form a markdown page may use: MyST, then MkDocs."""
+    if depth <= MAX_DEPTH and ("{include}" in text or "{literalinclude}" in text):
+        text = myst_includes(text, here, inc, bases, depth)
+    return mkdocs_includes(text, here, inc, bases, depth)
+
+
 def mkdocs_includes(text: str, here: Path, inc: PageIncludes, bases: list[Path], depth: int = 0) -> str:
     """`--8<-- "path"` (also `path:3:10` line ranges and the block form between two `--8<--`
     lines) and `{! path !}`, looked up next to the file, then in the MkDocs base paths,
@@ -184,7 +233,7 @@ def mkdocs_includes(text: str, here: Path, inc: PageIncludes, bases: list[Path],
                 path = inc.target(base / target)
                 if path is None:
                     return None
-                return inc.expand(path, (path, start, end), lambda raw, p=path: mkdocs_includes(
+                return inc.expand(path, (path, start, end), lambda raw, p=path: markdown_includes(
                     "\n".join(raw.split("\n")[start - 1:end]) if start is not None else raw, p, inc, bases, depth + 1))
         return None
 
