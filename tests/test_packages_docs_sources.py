@@ -198,3 +198,13 @@ def test_myst_includes_bring_the_root_changelog_into_the_docs_once(tmp_path):
     assert "- Fix a crash with fmt: off." in pages["Change Log"]
     assert sum("Fix a crash" in body for body in pages.values()) == 1  # CHANGES.md is not a page again
     assert "```python\ndef main(): ...\n```" in pages["Usage"]
+
+
+def test_sync_rebuilds_a_set_built_with_other_languages(tmp_path):
+    from doc4llm.ingest.packages.lockfiles import Dependency
+    from doc4llm.ingest.packages.sync import plan
+
+    build(tmp_path, {"docs/index.md": "# Home\n"})
+    dep = Dependency("pypi", "demo", "1.0")
+    assert plan([dep], tmp_path / "md", {})[0].action == "skip"
+    assert plan([dep], tmp_path / "md", {}, {"es"})[0].action == "replace"
