@@ -208,3 +208,12 @@ def test_sync_rebuilds_a_set_built_with_other_languages(tmp_path):
     dep = Dependency("pypi", "demo", "1.0")
     assert plan([dep], tmp_path / "md", {})[0].action == "skip"
     assert plan([dep], tmp_path / "md", {}, {"es"})[0].action == "replace"
+
+
+def test_a_long_description_is_titled_by_its_first_heading_only(tmp_path):
+    # black's long description: the README (`## Installation`...) then `# Change Log`
+    archive = tmp_path / "demo-1.0.tar.gz"
+    archive.write_bytes(sdist("demo", "1.0", {}, readme="Badges.\n\n## Installation\n\npip install demo\n\n"
+                                                       "# Change Log\n\n## 1.0\n\n- First.\n"))
+    add_archive(archive, tmp_path / "md")
+    assert (tmp_path / "md" / "demo@1.0" / "demo README").is_dir()

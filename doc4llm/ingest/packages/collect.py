@@ -176,6 +176,8 @@ def readme_page(root: Path, meta: dict, ecosystem: str, package: str, conv: Conv
         except Exception:  # noqa: BLE001 - a README that does not convert stays as written
             body = desc
         title, body = page_title_and_body(body, f"{package} README")
+        if not _titled_by_first_heading(body, title):
+            title = f"{package} README"
         return DocPage(title, body, f"{meta.get('file', 'PKG-INFO')} (long description)", "readme", README)
     readmes = sorted((p for p in root.iterdir() if p.is_file() and p.name.lower().startswith("readme")),
                      key=lambda p: (p.suffix.lower() not in MARKDOWN | RST, p.name))
@@ -184,6 +186,16 @@ def readme_page(root: Path, meta: dict, ecosystem: str, package: str, conv: Conv
         if page:
             return page
     return None
+
+
+def _titled_by_first_heading(body: str, title: str) -> bool:
+    """False when the H1 that gave the title comes after other headings: black's long
+    description is its README (`## Installation`...) then `# Change Log`."""
+    from doc4llm.corpus.sections import parse_page
+
+    heads = [s for s in parse_page(body).sections if s.level > 0]
+    h1 = next((i for i, s in enumerate(heads) if s.level == 1 and s.title == title), None)
+    return h1 is None or h1 == 0  # None: the H1 was the page's top line (taken off as its title)
 
 
 def file_page(path: Path, root: Path, origin: str, fallback: str, conv: Converter,
