@@ -158,7 +158,8 @@ def test_a_page_named_by_its_first_lower_heading(tmp_path):
 
 
 def test_folder_naming_rules(tmp_path):
-    assert sanitize_folder_name('a<b>c:d"e/f\\g|h?i*j\x07k') == "abcdefghijk"
+    assert sanitize_folder_name('a<b>c:d"e/f\\g|h?i*j\x07k') == "abcde-f-g-hijk"
+    assert sanitize_folder_name("How to monkeypatch/mock modules?") == "How to monkeypatch-mock modules"
     assert sanitize_folder_name("  many   spaces\there ") == "many spaces here"
     assert sanitize_folder_name("..") == "Untitled" and sanitize_folder_name(".") == "Untitled"
     assert sanitize_folder_name("") == "Untitled"

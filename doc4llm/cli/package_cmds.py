@@ -11,6 +11,21 @@ from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_o
 
 OFFLINE_HELP = ("Fetch nothing beyond the package registry: no source repository or docs site for "
                 "docs the archive lacks.")
+LANG_HELP = ("Also read the docs' translations into LANG (`es`, `pt-BR`; repeatable; `all`). "
+             "Default: the docs' default language only (English, or the only language there is).")
+
+
+def _langs(values: tuple[str, ...]) -> set[str] | None:
+    """`--lang es --lang pt,fr` -> {"es", "pt", "fr"}; names are checked like any input."""
+    import re
+
+    from doc4llm.errors import InputError
+
+    out = {v.strip().lower().replace("_", "-") for value in values for v in value.split(",") if v.strip()}
+    for v in out:
+        if not re.fullmatch(r"[a-z]{2,3}(-[a-z0-9]{2,8})?|all", v):
+            raise InputError(f"--lang {v!r}: not a language code (such as es, pt-BR, zh-hans or all)")
+    return out or None
 
 
 def _print_add(r: dict) -> None:
@@ -46,13 +61,15 @@ def _timeout_option(default: int, what: str):  # noqa: ANN202 - a click decorato
 @click.option("--registry", default=None, metavar="URL",
               help="npm registry (default: $npm_config_registry, then .npmrc registry=, then npmjs).")
 @click.option("--offline", is_flag=True, help=OFFLINE_HELP)
+@click.option("--lang", "langs", multiple=True, metavar="LANG", help=LANG_HELP)
 @_require_hashes_option
 @_timeout_option(600, "add")
 @docs_dir_option
 @json_option
 @handle_errors()
 def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | None, registry: str | None,
-            offline: bool, require_hashes: bool, timeout: float, docs_dir: str | None, as_json: bool) -> None:
+            offline: bool, langs: tuple[str, ...], require_hashes: bool, timeout: float, docs_dir: str | None,
+            as_json: bool) -> None:
     """Add docs from SOURCE as a doc set.
 
     SOURCE: pypi:NAME[==VERSION], npm:NAME[@VERSION|RANGE|TAG], a package archive
@@ -101,7 +118,7 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
         from doc4llm.ingest.packages.package_docs import add_archive
 
         with cleanup_on_signals():
-            result = add_archive(path, root, set_name=set_name, offline=offline)
+            result = add_archive(path, root, set_name=set_name, offline=offline, langs=_langs(langs))
     else:
         from doc4llm.ingest.packages.build import cleanup_on_signals
         from doc4llm.ingest.packages.package_docs import add_package
@@ -112,7 +129,8 @@ def add_cmd(source: str, set_name: str | None, force: bool, index_url: str | Non
             npm.registry = registry if registry.endswith("/") else registry + "/"
         with cleanup_on_signals():
             result = add_package(ref, root, set_name=set_name, index_url=index_url, npm=npm, force=force,
-                                 offline=offline, require_hashes=require_hashes, timeout=timeout)
+                                 offline=offline, require_hashes=require_hashes, timeout=timeout,
+                                 langs=_langs(langs))
     data = result.to_dict()
     for w in result.warnings:
         warn(f"warning: {w}")
@@ -205,14 +223,15 @@ def _throttled(bar, seconds: float = 5.0):
 @click.option("--registry", default=None, metavar="URL", help="npm registry (default: npm's configuration).")
 @click.option("--offline", is_flag=True, help=OFFLINE_HELP)
 @click.option("-q", "--quiet", is_flag=True, help="No progress on stderr.")
+@click.option("--lang", "langs", multiple=True, metavar="LANG", help=LANG_HELP)
 @_require_hashes_option
 @_timeout_option(3600, "sync")
 @docs_dir_option
 @json_option
 @handle_errors()
 def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jobs: int, index_url: str | None,
-             registry: str | None, offline: bool, quiet: bool, require_hashes: bool, timeout: float,
-             docs_dir: str | None, as_json: bool) -> None:
+             registry: str | None, offline: bool, langs: tuple[str, ...], quiet: bool, require_hashes: bool,
+             timeout: float, docs_dir: str | None, as_json: bool) -> None:
     """One doc set per dependency of the project in PROJECT_DIR, at its locked version.
 
     Reads uv.lock, poetry.lock, pinned requirements*.txt, pyproject.toml, package-lock.json,
@@ -251,7 +270,7 @@ def sync_cmd(project_dir: str, include_all: bool, prune: bool, dry_run: bool, jo
             report = sync_project(project, root, include_all=include_all, prune=prune,
                                   dry_run=dry_run, jobs=jobs, index_url=index_url, npm=npm, offline=offline,
                                   progress=progress, require_hashes=require_hashes, timeout=timeout,
-                                  built=indexer.built)
+                                  built=indexer.built, langs=_langs(langs))
         indexed = None if dry_run else indexer.finish(report)
     data = report.to_dict()
     if indexed is not None:

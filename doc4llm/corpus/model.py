@@ -90,6 +90,19 @@ class DocSet:
                     out[rec["folder"]] = rec.get("url") or rec.get("source")
         return out
 
+    @cached_property
+    def page_kinds(self) -> dict[str, str]:
+        """Page folder -> its kind when the set's metadata gives one (`extra: {kind:
+        release-notes}`: package sets mark release notes, changelogs, contributor lists)."""
+        pages = self.metadata.get("pages") or {}
+        out = {}
+        if isinstance(pages, dict):
+            for rec in pages.values():
+                extra = rec.get("extra") if isinstance(rec, dict) else None
+                if isinstance(extra, dict) and isinstance(extra.get("kind"), str) and rec.get("folder"):
+                    out[rec["folder"]] = extra["kind"]
+        return out
+
     def pages(self) -> list[Page]:
         return [Page(self, p) for p in sorted(self.path.iterdir(), key=lambda p: p.name) if _is_page(p)]
 

@@ -21,6 +21,9 @@ TOC_FILE = "docTOC.md"
 MAX_FOLDER_BYTES = 200
 
 _FORBIDDEN_CHARS = re.compile(r'[<>:"/\\|?*\x00-\x1f\x7f]')
+# separators keep their meaning as a dash: "How to monkeypatch/mock modules" ->
+# "How to monkeypatch-mock modules", not "monkeypatchmock"
+_SEPARATOR_CHARS = re.compile(r"[/\\|]")
 _SET_NAME = re.compile(r"^[^@/\\\x00]+@[^@/\\\x00]+$")
 _SET_NAME_FORBIDDEN = frozenset('<>:"|?*[]')
 
@@ -92,12 +95,12 @@ def safe_join(root: Path, *parts: str) -> Path:
 
 
 def sanitize_folder_name(title: str) -> str:
-    """Page title -> folder name, per DESIGN.md: strip <>:"/\\|?* and control chars,
-    collapse whitespace, at most 200 bytes, never '.' or '..'."""
+    """Page title -> folder name, per DESIGN.md: `/`, `\\` and `|` become `-`, <>:"?* and
+    control chars are stripped, whitespace collapsed, at most 200 bytes, never '.' or '..'."""
     from doc4llm.secrets import redact
 
     text = unicodedata.normalize("NFC", redact(title or ""))  # a key in a title: never a folder
-    text = _FORBIDDEN_CHARS.sub("", re.sub(r"\s+", " ", text))  # tabs/newlines are spaces
+    text = _FORBIDDEN_CHARS.sub("", _SEPARATOR_CHARS.sub("-", re.sub(r"\s+", " ", text)))  # tabs/newlines: spaces
     text = re.sub(r"\s+", " ", text).strip().strip(".").strip()
     encoded = text.encode("utf-8")
     if len(encoded) > MAX_FOLDER_BYTES:

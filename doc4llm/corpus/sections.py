@@ -141,8 +141,11 @@ def _front_matter(lines: list[str]) -> tuple[int, dict]:
 
 def _indent(line: str) -> int:
     """Columns of leading whitespace, tabs to 4-column stops."""
+    prefix = line[:len(line) - len(line.lstrip(" \t"))]
+    if "\t" not in prefix:  # the common case at C speed (a Python loop per space took
+        return len(prefix)  # 5.6 s on 40 pages of 1,500 nested quotes)
     col = 0
-    for ch in line:
+    for ch in prefix:
         if ch == " ":
             col += 1
         elif ch == "\t":

@@ -59,7 +59,7 @@ class IndexBackend(Protocol):
     def section_rows(self, ids: list[int]) -> dict[int, dict]: ...
 
     def pages(self, page_ids: list[int]) -> list[dict]:
-        """{id, title, page, source, sig} per page."""
+        """{id, title, page, source, sig, kind} per page."""
 
     def page_headings(self, page_ids: list[int]) -> dict[int, list[str]]:
         """Titles of the headings below the page title (level > 1), per page."""
@@ -161,7 +161,7 @@ class SqliteBackend:
         if not ids:
             return {}
         rows = self.conn.execute(
-            "SELECT s.*, p.title AS page_title, p.source AS page_source,"
+            "SELECT s.*, p.title AS page_title, p.source AS page_source, p.kind AS page_kind,"
             " f.title AS tok_title, f.path AS tok_path, f.body AS tok_body FROM sections s"
             " JOIN pages p ON p.id = s.page_id JOIN sec_fts f ON f.rowid = s.id"
             f" WHERE s.id IN ({','.join('?' * len(ids))})", ids).fetchall()
@@ -175,8 +175,8 @@ class SqliteBackend:
     def pages(self, page_ids: list[int]) -> list[dict]:
         if not page_ids:
             return []
-        return [dict(zip(("id", "title", "page", "source", "sig"), r, strict=True)) for r in self.conn.execute(
-            f"SELECT id, title, page, source, sig FROM pages WHERE id IN ({','.join('?' * len(page_ids))})",
+        return [dict(zip(("id", "title", "page", "source", "sig", "kind"), r, strict=True)) for r in self.conn.execute(
+            f"SELECT id, title, page, source, sig, kind FROM pages WHERE id IN ({','.join('?' * len(page_ids))})",
             page_ids)]
 
     def page_headings(self, page_ids: list[int]) -> dict[int, list[str]]:

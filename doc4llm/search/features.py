@@ -50,6 +50,7 @@ _ASKS_CHANGES = re.compile(
 _VERSION = re.compile(r"(?<![\w.])v?(\d{1,4})\.(\d{1,4})(?:\.(\d{1,4}))?(?![.\d])")
 
 _PAGE_CACHE: dict[tuple[int, str], dict] = {}
+CHANGE_KINDS = {"release-notes", "changelog", "contributors"}  # `extra: {kind: ...}` in doc4llm-set.yaml
 
 
 # a section with fewer words of its own is only a heading over its sub-sections
@@ -86,13 +87,13 @@ def page_facts(conn, page_ids: list[int]) -> dict[int, dict]:
             _PAGE_CACHE.clear()
         for r in todo:
             facts = _classify_page(r["title"] or "", r["page"] or "", r["source"] or "",
-                                   heads.get(r["id"], []))
+                                   heads.get(r["id"], []), r.get("kind"))
             _PAGE_CACHE[(r["id"], r["sig"] or "")] = facts
             out[r["id"]] = facts
     return out
 
 
-def _classify_page(title: str, page: str, source: str, headings: list[str]) -> dict:
+def _classify_page(title: str, page: str, source: str, headings: list[str], kind: str | None = None) -> dict:
     stem_name = re.sub(r"\.(md|mdx|markdown|rst|txt|html?)$", "", source.rstrip("/").split("/")[-1].split("#")[0])
     names = {n for n in (_alnum(title), _alnum(page), _alnum(stem_name)) if n}
     by_name = any(_CHANGES_NAME.search(" " + t + " ") for t in (title, page, source.split("?")[0]))
@@ -110,7 +111,10 @@ def _classify_page(title: str, page: str, source: str, headings: list[str]) -> d
     # (pydantic's `int_parsing`, Node's `ERR_INVALID_ARG_TYPE`)
     coded = sum(1 for h in headings if _CODE_HEADING.fullmatch(h.strip()))
     catalog = coded >= 15 and coded >= 0.5 * len(headings) and "error" in f"{title} {page} {stem_name}".casefold()
-    return {"changes": bool(by_name or by_shape), "title_toks": toks, "names": names, "error_catalog": catalog}
+    # the set's metadata says so: package sets mark release notes (pytest's `announce/`
+    # pages, titled `pytest-8.2.0`), changelogs and contributor lists
+    by_kind = kind in CHANGE_KINDS
+    return {"changes": bool(by_name or by_shape or by_kind), "title_toks": toks, "names": names, "error_catalog": catalog}
 
 
 _CODE_HEADING = re.compile(r"`?[A-Za-z][A-Za-z0-9]*(?:[_.][A-Za-z0-9]+)+`?")

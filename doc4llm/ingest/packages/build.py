@@ -33,8 +33,12 @@ from doc4llm.corpus.writer import SetWriter, load_set_metadata
 from doc4llm.errors import InputError
 from doc4llm.ingest.packages.pages import DocPage
 
-BUILD_FORMAT = 2  # bump when the builder's output changes, so `sync` rebuilds sets
-# 2: page origins (`extra.origin`), docs from the repository tag / docs site, `holds`
+BUILD_FORMAT = 3  # bump when the builder's output changes, so `sync` rebuilds sets
+# 3 (issues 33, 36): page origins (`extra.origin`), docs from the repository tag / docs
+#   site, `holds`; docs found by content (Sphinx/MkDocs projects anywhere, `.txt` reST),
+#   translations left out, page kinds, Sphinx object and autodoc directives resolved; the
+#   API reference's scope, real `__all__`, markdown docstrings, deprecated/legacy marks;
+#   `verified`
 ORIGIN = "package"
 BUILD_PREFIX = ".doc4llm-build-"
 LOCK_FILE = ".lock"
@@ -205,8 +209,10 @@ def write_set(docs_dir: Path, set_name: str, pages: list[DocPage], package: dict
     writer = SetWriter(work, set_name, origin=ORIGIN)
     sources: dict[str, int] = {}
     for page in pages:
+        extra = {"from": page.origin, **page.extra}
+        extra.update({k: v for k, v in (("kind", page.kind), ("lang", page.lang)) if v})
         writer.write_page(page.title, page.body, source=page.source, key=page.key,
-                          url=page.extra.get("url"), extra={"from": page.origin, **page.extra})
+                          url=page.extra.get("url"), extra=extra)
         sources[page.origin] = sources.get(page.origin, 0) + 1
     writer.meta["package"] = {**package, "format": BUILD_FORMAT, "sources": sources}
     spec = f"{package.get('ecosystem')}:{package.get('name')}@{package.get('version')}"

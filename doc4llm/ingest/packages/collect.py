@@ -1,9 +1,14 @@
-"""A package's own prose: its docs folder, README (long description) and changelog.
+"""A package's own prose: its docs, README (long description) and changelog.
 
-Markdown and MDX go through the same rewrites as `doc4llm import`; reStructuredText is
-converted by pandoc (rst.py). MkDocs includes (`{! file !}`, `--8<-- "file"`) and Sphinx
-`.. include::` are resolved from the extracted archive, never from outside it. MkDocs
-`nav` titles name pages that have no H1 of their own.
+Docs sources are found by what the archive holds (docs_sources.py: Sphinx projects,
+mkdocs.yml, trees of markdown / reStructuredText). Markdown and MDX go through the same
+rewrites as `doc4llm import`; reStructuredText (and `.txt` that is reStructuredText, as
+Django's docs are) is converted by pandoc (rst.py) under one time budget per package,
+with Sphinx autodoc directives filled from the package's API pages (autodoc.py).
+Includes are resolved from the extracted archive only, each file at most once per page
+(includes.py). MkDocs `nav` titles name pages that have no H1 of their own. Each docs
+page is marked with its kind when it is release notes, a changelog or a contributor
+list (page_kinds.py), and translations are read only when asked for (`--lang`).
 """
 
 from __future__ import annotations
@@ -13,26 +18,116 @@ import email.policy
 import json
 import os
 import re
+import threading
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from doc4llm.corpus.atomic import mostly_undecodable, read_text_lossy
 from doc4llm.ingest.importer import page_title_and_body, prepare_markdown
+from doc4llm.ingest.packages.autodoc import ApiLookup, fill_autodoc
+from doc4llm.ingest.packages.docs_sources import MARKDOWN, RST, DocFile, find_docs, looks_rst
+from doc4llm.ingest.packages.includes import PageIncludes, markdown_includes, rst_includes
+from doc4llm.ingest.packages.page_kinds import CHANGELOG_KIND, LOW_KINDS, TRANSLATION, page_kind
 from doc4llm.ingest.packages.pages import CHANGELOG, DOCS, README, DocPage
-from doc4llm.ingest.packages.rst import resolve_includes, rst_to_markdown
+from doc4llm.ingest.packages.rst import BudgetSpent, PandocBudget, rst_to_markdown
 
-DOCS_DIRS = ("docs", "doc", "documentation")
-SKIP_DIRS = {"_build", "_static", "_templates", "_themes", "_ext", "node_modules", "locale", "locales",
-             "build", "site", "__pycache__", "venv", ".venv"}
-SPHINX_GENERATED = {"genindex", "py-modindex", "modindex", "search"}
-MARKDOWN = {".md", ".markdown", ".mdx"}
-RST = {".rst", ".rest"}
 CHANGELOG_STEMS = {"changelog", "changes", "history", "news", "releases", "release-notes", "release_notes"}
 MAX_PAGES = 1500
 CONVERT_WORKERS = max(1, min(4, os.cpu_count() or 1))
 MAX_PAGE_BYTES = 2 * 1024 * 1024
-_SNIPPET_LINE = re.compile(r"""^(\s*)-{1,}8<-{1,}\s+["']([^"'\n]{1,300})["']\s*$""")
-_MD_INCLUDE = re.compile(r"\{!\s*([^!}\n]{1,300}?)\s*!\}")
+STUB_BYTES = 2048  # a root changelog this small beside the docs' own ("MOVED", "see the docs")
+
+
+@dataclass
+class Converter:
+    """What converting the pages of one package shares: the archive root, the files any
+    page included, the pandoc budget, the API lookup for autodoc, counters for warnings."""
+    root: Path
+    included: set[Path] = field(default_factory=set)
+    budget: PandocBudget = field(default_factory=PandocBudget)
+    lookup: ApiLookup | None = None
+    dropped_includes: int = 0
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def _dropped(self, n: int) -> None:
+        if n:
+            with self._lock:  # pages convert in threads
+                self.dropped_includes += n
+
+    def to_markdown(self, text: str, suffix: str, here: Path, bases: list[Path] | None = None) -> str:
+        suffix = suffix.lower()
+        if suffix in RST:
+            inc = PageIncludes(self.root, here, every=self.included)
+            text = rst_includes(text, here, inc)
+            self._dropped(inc.dropped)
+            try:
+                md = rst_to_markdown(text, self.budget)
+            except BudgetSpent:
+                self.budget.note_raw(True)
+                return raw_rst(text)
+            except Exception:  # noqa: BLE001 - one page pandoc rejects must not lose the others
+                self.budget.note_raw(False)
+                return raw_rst(text)
+            return fill_autodoc(md, self.lookup)
+        if suffix in MARKDOWN:
+            inc = PageIncludes(self.root, here, every=self.included)
+            text = markdown_includes(text, here, inc, bases or [])
+            self._dropped(inc.dropped)
+            return prepare_markdown(text, mdx=suffix == ".mdx")
+        return text
+
+    def warnings(self) -> list[str]:
+        out = self.budget.summary()
+        if self.dropped_includes:
+            out.append(f"{self.dropped_includes} includes left out (a file included again on the same page, "
+                       "or a page past its size cap after includes)")
+        return out
+
+
+_ADORNMENT = re.compile(r"^([=\-~^\"'`#*+:._<>])\1{2,}[ \t]*$")
+
+
+def raw_rst(text: str) -> str:
+    """reStructuredText kept as written when pandoc did not convert it, with its section
+    titles as markdown headings (levels in order of first use, as docutils assigns them)
+    so the page keeps its title and sections; a line starting with `#` is escaped."""
+    lines = text.split("\n")
+    styles: list[tuple[str, bool]] = []
+    out: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        over = _ADORNMENT.match(line) and i + 2 < len(lines) and lines[i + 1].strip() \
+            and lines[i + 2].strip() == line.strip()
+        under = not over and line.strip() and not line.startswith((" ", "\t")) and i + 1 < len(lines) \
+            and _ADORNMENT.match(lines[i + 1]) and len(lines[i + 1].rstrip()) >= len(line.rstrip()) - 1
+        if over or under:
+            title = (lines[i + 1] if over else line).strip()
+            style = ((lines[i] if over else lines[i + 1]).strip()[0], bool(over))
+            if style not in styles:
+                styles.append(style)
+            out.append("#" * min(styles.index(style) + 1, 6) + " " + title)
+            i += 3 if over else 2
+            continue
+        line = _ROLE.sub(_role_text, line) if ":`" in line else line
+        out.append("\\" + line if line.startswith("#") else line)
+        i += 1
+    return "\n".join(out)
+
+
+_ROLE = re.compile(r":([\w:+-]{1,40}):`([^`\n]{1,300})`")
+_PROSE_ROLES = {"ref", "doc", "term", "numref", "abbr", "dfn", "guilabel", "menuselection", "download"}
+
+
+def _role_text(m: re.Match) -> str:
+    """`:ref:`guide <x>`` -> guide, `:func:`~a.b`` -> `b` (as the pandoc filter reads them)."""
+    role, text = m.group(1).rsplit(":", 1)[-1], m.group(2)
+    label = text.rsplit("<", 1)[0].strip() if text.endswith(">") and "<" in text else text
+    if label.startswith("~"):
+        label = label[1:].rsplit(".", 1)[-1]
+    label = label.lstrip("!") or text
+    return label if role in _PROSE_ROLES else f"`{label}`"
 
 
 def read_python_metadata(root: Path) -> dict:
@@ -70,67 +165,41 @@ def read_npm_metadata(root: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def to_markdown(text: str, suffix: str, here: Path, root: Path, included: set[Path]) -> str:
-    suffix = suffix.lower()
-    if suffix in RST:
-        return rst_to_markdown(resolve_includes(text, here, root, seen=included))
-    if suffix in MARKDOWN:
-        return prepare_markdown(resolve_mkdocs_includes(text, here, root, included), mdx=suffix == ".mdx")
-    return text
-
-
-def resolve_mkdocs_includes(text: str, here: Path, root: Path, included: set[Path], depth: int = 0) -> str:
-    """`--8<-- "path"` (pymdownx.snippets) and `{! path !}` (markdown-include), looked up
-    next to the file, then from the archive root (MkDocs' base path), inside it only."""
-    if depth > 3 or ("8<" not in text and "{!" not in text):
-        return text
-
-    def load(target: str) -> str | None:
-        target = target.strip()
-        for base in (here.parent, root):
-            path = (base / target).resolve()
-            if path.is_relative_to(root.resolve()) and path.is_file() and path.stat().st_size <= MAX_PAGE_BYTES:
-                included.add(path)
-                body, _ = read_text_lossy(path)
-                return resolve_mkdocs_includes(body, path, root, included, depth + 1)
-        return None
-
-    out = []
-    for line in text.split("\n"):
-        m = _SNIPPET_LINE.match(line)
-        if m:
-            body = load(m.group(2))
-            out.append(body if body is not None else line)
-            continue
-        if "{!" in line:
-            line = _MD_INCLUDE.sub(lambda mm: load(mm.group(1)) or mm.group(0), line)
-        out.append(line)
-    return "\n".join(out)
-
-
-def readme_page(root: Path, meta: dict, ecosystem: str, package: str, included: set[Path]) -> DocPage | None:
+def readme_page(root: Path, meta: dict, ecosystem: str, package: str, conv: Converter) -> DocPage | None:
     """The long description (PyPI) or the README file (npm, or an sdist without one)."""
     desc = (meta.get("description") or "").strip() if ecosystem == "pypi" else ""
     if desc and desc.upper() != "UNKNOWN":
         ctype = meta.get("content_type") or "text/x-rst"
         suffix = ".md" if "markdown" in ctype else ".rst" if "rst" in ctype else ".txt"
         try:
-            body = to_markdown(desc, suffix, root / "PKG-INFO", root, included)
-        except Exception:  # noqa: BLE001 - a README pandoc rejects stays as written
+            body = conv.to_markdown(desc, suffix, root / "PKG-INFO")
+        except Exception:  # noqa: BLE001 - a README that does not convert stays as written
             body = desc
         title, body = page_title_and_body(body, f"{package} README")
+        if not _titled_by_first_heading(body, title):
+            title = f"{package} README"
         return DocPage(title, body, f"{meta.get('file', 'PKG-INFO')} (long description)", "readme", README)
     readmes = sorted((p for p in root.iterdir() if p.is_file() and p.name.lower().startswith("readme")),
                      key=lambda p: (p.suffix.lower() not in MARKDOWN | RST, p.name))
     for path in readmes:
-        page = file_page(path, root, README, f"{package} README", included)
+        page = file_page(path, root, README, f"{package} README", conv)
         if page:
             return page
     return None
 
 
-def file_page(path: Path, root: Path, origin: str, fallback: str, included: set[Path],
-              nav_titles: dict[str, str] | None = None) -> DocPage | None:
+def _titled_by_first_heading(body: str, title: str) -> bool:
+    """False when the H1 that gave the title comes after other headings: black's long
+    description is its README (`## Installation`...) then `# Change Log`."""
+    from doc4llm.corpus.sections import parse_page
+
+    heads = [s for s in parse_page(body).sections if s.level > 0]
+    h1 = next((i for i, s in enumerate(heads) if s.level == 1 and s.title == title), None)
+    return h1 is None or h1 == 0  # None: the H1 was the page's top line (taken off as its title)
+
+
+def file_page(path: Path, root: Path, origin: str, fallback: str, conv: Converter,
+              doc: DocFile | None = None) -> DocPage | None:
     if path.stat().st_size > MAX_PAGE_BYTES:
         return None
     text, lossy = read_text_lossy(path)
@@ -139,106 +208,69 @@ def file_page(path: Path, root: Path, origin: str, fallback: str, included: set[
     rel = path.relative_to(root).as_posix()
     suffix = path.suffix.lower()
     if suffix not in MARKDOWN | RST:
-        suffix = ".rst" if _looks_rst(text) else ".md"
-    try:
-        md = to_markdown(text, suffix, path, root, included)
-    except Exception:  # noqa: BLE001 - one page pandoc rejects must not lose the others
-        md = text
-    nav = (nav_titles or {}).get(rel)
+        suffix = ".rst" if doc is not None and doc.root.kind == "sphinx" or looks_rst(text[:4000]) else ".md"
+    md = conv.to_markdown(text, suffix, path, doc.root.include_bases if doc else None)
+    nav = doc.root.nav.get(_rel_resolved(path, root)) if doc else None
     title, body = page_title_and_body(md, nav or fallback)
     if not body.strip() and not title:
         return None
-    return DocPage(title, body, rel, f"{origin}:{rel}", origin)
+    page = DocPage(title, body, rel, f"{origin}:{rel}", origin)
+    if doc is not None:
+        page.kind = page_kind(path.relative_to(doc.root.path).as_posix(), title)
+        if doc.lang:
+            page.kind, page.lang = TRANSLATION, doc.lang
+    elif origin == CHANGELOG:
+        page.kind = CHANGELOG_KIND
+    return page
 
 
-def _looks_rst(text: str) -> bool:
-    head = text[:4000]
-    return bool(re.search(r"^(=+|-+|~+|\*+)\s*$", head, re.MULTILINE)) and "```" not in head
+def _rel_resolved(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except ValueError:
+        return ""
 
 
-def changelog_pages(root: Path, package: str, included: set[Path]) -> list[DocPage]:
+def changelog_pages(root: Path, package: str, conv: Converter, docs: list[DocPage] | None = None) -> list[DocPage]:
+    """CHANGES / CHANGELOG / HISTORY... at the archive root, unless a docs page includes it,
+    or it is a stub (under 2 KB) pointing at the docs' own changelog page."""
+    docs_log = any(p.kind == CHANGELOG_KIND for p in docs or [])
     out = []
     for path in sorted(root.iterdir()):
-        if not path.is_file() or path.resolve() in included:
+        if not path.is_file() or path.resolve() in conv.included:
+            continue
+        if docs_log and path.stat().st_size < STUB_BYTES:
             continue
         stem = path.name.lower().split(".", 1)[0]
         if stem in CHANGELOG_STEMS and (path.suffix.lower() in MARKDOWN | RST | {".txt", ""}):
-            page = file_page(path, root, CHANGELOG, f"{package} changelog", included)
+            page = file_page(path, root, CHANGELOG, f"{package} changelog", conv)
             if page:
                 out.append(page)
     return out
 
 
-def find_docs_dir(root: Path) -> Path | None:
-    by_lower = {p.name.lower(): p for p in root.iterdir() if p.is_dir()}
-    for name in DOCS_DIRS:
-        if name in by_lower:
-            return by_lower[name]
-    return None
-
-
-def mkdocs_nav_titles(root: Path, docs: Path) -> dict[str, str]:
-    """rel path (from the archive root) -> the title MkDocs' `nav` gives that page."""
-    import yaml
-
-    conf = root / "mkdocs.yml"
-    if not conf.is_file():
-        conf = root / "mkdocs.yaml"
-    if not conf.is_file() or conf.stat().st_size > 1024 * 1024:
-        return {}
-
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_multi_constructor("", lambda loader, suffix, node: None)  # !!python/name:... etc.
-    try:
-        data = yaml.load(conf.read_text(encoding="utf-8", errors="replace"), Loader=Loader) or {}
-    except yaml.YAMLError:
-        return {}
-    docs_dir = root / str(data.get("docs_dir") or docs.name) if isinstance(data, dict) else docs
-    out: dict[str, str] = {}
-
-    def walk(node: object) -> None:
-        if isinstance(node, list):
-            for item in node:
-                walk(item)
-        elif isinstance(node, dict):
-            for title, value in node.items():
-                if isinstance(value, str) and isinstance(title, str):
-                    out[(docs_dir / value).relative_to(root).as_posix()] = title
-                else:
-                    walk(value)
-
-    walk(data.get("nav") if isinstance(data, dict) else None)
-    return out
-
-
-def docs_pages(root: Path, included: set[Path], warnings: list[str]) -> list[DocPage]:
-    docs = find_docs_dir(root)
-    if docs is None:
-        return []
-    nav = mkdocs_nav_titles(root, docs)
-    sphinx = any((d / "conf.py").is_file() for d in (docs, docs / "source", docs / "src"))
-    files: list[Path] = []
-    for dirpath, dirnames, filenames in os.walk(docs):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            suffix = path.suffix.lower()
-            if suffix not in MARKDOWN | RST or name.startswith(".") or (sphinx and path.stem in SPHINX_GENERATED):
-                continue
-            files.append(path)
+def docs_pages(root: Path, conv: Converter, warnings: list[str], langs: set[str] | None = None) -> list[DocPage]:
+    """The pages of every docs source in the archive (default language, plus `langs`)."""
+    found = find_docs(root, langs)
+    warnings.extend(found.notes)
+    if found.skipped_translations:
+        warnings.append(f"{found.skipped_translations} translated pages left out "
+                        f"({', '.join(found.languages[:12])}{'...' if len(found.languages) > 12 else ''}); "
+                        "--lang LANG adds them")
+    # narrative pages convert first: if the pandoc budget runs out, release notes stay raw
+    files = sorted(found.files, key=lambda d: page_kind(d.path.relative_to(d.root.path).as_posix()) in LOW_KINDS)
     if len(files) > MAX_PAGES:
-        warnings.append(f"{docs.name}/ has {len(files)} pages; the first {MAX_PAGES} are kept")
+        warnings.append(f"the docs have {len(files)} pages; the first {MAX_PAGES} are kept")
         files = files[:MAX_PAGES]
-    pages = []
+    order = {id(d): i for i, d in enumerate(found.files)}  # roots in turn, each in folder order
+    pages: list[tuple[int, DocPage]] = []
     # pandoc runs as a subprocess per page: a few at once (threads wait on the processes);
-    # results keep the folder order, so the set is the same whatever finishes first
+    # pages are put back in folder order, so the set is the same whatever finishes first
     with ThreadPoolExecutor(max_workers=CONVERT_WORKERS) as pool:
-        done = pool.map(lambda path: file_page(path, root, DOCS, path.stem, included, nav), files)
-        for path, page in zip(files, done, strict=True):
+        done = pool.map(lambda d: file_page(d.path, root, DOCS, d.path.stem, conv, d), files)
+        for d, page in zip(files, done, strict=True):
             if page is None:
-                warnings.append(f"{path.relative_to(root).as_posix()}: skipped (binary or too large)")
+                warnings.append(f"{d.path.relative_to(root).as_posix()}: skipped (binary or too large)")
                 continue
-            pages.append(page)
-    return pages
+            pages.append((order[id(d)], page))
+    return [p for _, p in sorted(pages, key=lambda x: x[0])]

@@ -10,6 +10,7 @@ from pathlib import Path
 from doc4llm.corpus.atomic import file_sha256
 from doc4llm.errors import InputError
 from doc4llm.ingest.packages import archive as archives
+from doc4llm.ingest.packages.autodoc import ApiLookup
 from doc4llm.ingest.packages.build import (
     BUILD_FORMAT,
     check_replaceable,
@@ -18,6 +19,7 @@ from doc4llm.ingest.packages.build import (
     write_set,
 )
 from doc4llm.ingest.packages.collect import (
+    Converter,
     changelog_pages,
     docs_pages,
     read_npm_metadata,
@@ -62,9 +64,12 @@ class AddResult:
         return dict(self.__dict__)
 
 
-def same_release(current: dict | None, release: Release) -> bool:
-    """The existing set was built from this very archive by this builder format."""
+def same_release(current: dict | None, release: Release, langs: set[str] | None = None) -> bool:
+    """The existing set was built from this very archive by this builder format, with the
+    same translations (`--lang`)."""
     if not current or current.get("format") != BUILD_FORMAT:
+        return False
+    if sorted(current.get("langs") or []) != sorted(langs or []):
         return False
     if (current.get("ecosystem"), current.get("name"), current.get("version")) != \
             (release.ecosystem, release.name, release.version):
@@ -80,9 +85,11 @@ def same_release(current: dict | None, release: Release) -> bool:
 def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None, http: Http | None = None,
                 index_url: str | None = None, npm: NpmConfig | None = None, force: bool = False,
                 release: Release | None = None, offline: bool = False, pin: Pin | None = None,
-                require_hashes: bool = False, timeout: float | None = None) -> AddResult:
+                require_hashes: bool = False, timeout: float | None = None,
+                langs: set[str] | None = None) -> AddResult:
     """Build (or keep) the set of one package release from the registry. `pin`: the hashes
-    a lockfile gives for it; `timeout`: seconds for the whole add (when it makes its Http)."""
+    a lockfile gives for it; `timeout`: seconds for the whole add (when it makes its Http);
+    `langs`: the translations to read besides the default language (`--lang`)."""
     from doc4llm.ingest.packages import npm as npm_registry
     from doc4llm.ingest.packages import pypi
 
@@ -96,7 +103,7 @@ def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None,
                 npm_registry.resolve(http, ref, npm)
         name = set_name or release.set_name()
         current = check_replaceable(Path(docs_dir), name)
-        if not force and same_release(current, release) and not upstream_retry(current, offline):
+        if not force and same_release(current, release, langs) and not upstream_retry(current, offline):
             return AddResult(name, "unchanged", release.ecosystem, release.name, release.version,
                              str(Path(docs_dir).resolve() / name), current.get("pages", 0),
                              current.get("sources") or {}, current.get("api_sections", 0),
@@ -112,7 +119,7 @@ def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None,
                 require_hash(verified, release, pin)
             http.check_budget()
             return _build(path, sha256, work, Path(docs_dir), name, release, http, npm, started, verified,
-                          offline)
+                          offline, langs)
         finally:
             release_root(work)
     finally:
@@ -121,21 +128,21 @@ def add_package(ref: PackageRef, docs_dir: Path, *, set_name: str | None = None,
 
 
 def add_archive(path: Path, docs_dir: Path, *, set_name: str | None = None, http: Http | None = None,
-                offline: bool = False) -> AddResult:
+                offline: bool = False, langs: set[str] | None = None) -> AddResult:
     """Build the set of a package archive on disk (`.tar.gz`, `.tgz`, `.whl`, `.zip`)."""
     started = time.monotonic()
     work = temp_root(Path(docs_dir).resolve())
     try:
         sha256 = file_sha256(path)
         return _build(Path(path), sha256, work, Path(docs_dir), set_name, None, http, None, started,
-                      "local file", offline)
+                      "local file", offline, langs)
     finally:
         release_root(work)
 
 
 def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | None, release: Release | None,
            http: Http | None, npm: NpmConfig | None, started: float, verified: str,
-           offline: bool = False) -> AddResult:
+           offline: bool = False, langs: set[str] | None = None) -> AddResult:
     extracted = archives.extract(path, work / "x")
     root = extracted.root
     warnings = [f"{s}" for s in extracted.skipped[:20]]
@@ -156,13 +163,15 @@ def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | 
         check_metadata(meta, release, release.filename)
     set_name = set_name or release.set_name()
     check_replaceable(docs_dir, set_name)
-    pages, types_from = collect_pages(root, release, meta, warnings, http, npm, work)
+    pages, types_from = collect_pages(root, release, meta, warnings, http, npm, work, langs)
     for page in pages:  # where each page came from (doc4llm-set.yaml `extra.origin`)
         page.extra = page.extra or {"origin": "archive", "path": page.source}
     upstream = UpstreamDocs(NOT_NEEDED)
     if not any(p.origin == DOCS for p in pages):
+        api = [p for p in pages if p.origin == API]
         upstream = missing_docs(root, release, meta, work, offline=offline,
-                                want_changelog=not any(p.origin == CHANGELOG for p in pages))
+                                want_changelog=not any(p.origin == CHANGELOG for p in pages),
+                                lookup=ApiLookup(api) if release.ecosystem == "pypi" else None, langs=langs)
         pages += upstream.pages
         warnings += upstream.warnings
     if not pages:
@@ -182,6 +191,8 @@ def _build(path: Path, sha256: str, work: Path, docs_dir: Path, set_name: str | 
                "looked_at": [lk.to_dict() for lk in upstream.looked]}
     if types_from:
         package["types_package"] = types_from
+    if langs:
+        package["langs"] = sorted(langs)
     result = write_set(docs_dir, set_name, pages, {k: v for k, v in package.items() if v is not None}, work)
     return AddResult(set_name, result.status, release.ecosystem, release.name, release.version, str(result.path),
                      result.pages, result.sources, api_sections, round(time.monotonic() - started, 2),
@@ -197,13 +208,10 @@ def _guess_ecosystem(root: Path, path: Path) -> str:
 
 
 def collect_pages(root: Path, release: Release, meta: dict, warnings: list[str], http: Http | None,
-                  npm: NpmConfig | None, work: Path) -> tuple[list[DocPage], str | None]:
-    included: set[Path] = set()
+                  npm: NpmConfig | None, work: Path, langs: set[str] | None = None) -> tuple[list[DocPage], str | None]:
     display = release.name
-    docs = docs_pages(root, included, warnings)
-    readme = readme_page(root, meta, release.ecosystem, display, included)
-    changelog = changelog_pages(root, display, included)
     types_from = None
+    # the API reference first: Sphinx autodoc directives in the docs are filled from it
     if release.ecosystem == "pypi":
         from doc4llm.ingest.packages.api_python import python_api_pages
 
@@ -216,6 +224,11 @@ def collect_pages(root: Path, release: Release, meta: dict, warnings: list[str],
             api, types_from = _types_package_api(release, http, npm, work, warnings)
         for page in api:
             page.title = f"{page.title} ({types_from or display} API)"
+    conv = Converter(root, lookup=ApiLookup(api) if release.ecosystem == "pypi" else None)
+    docs = docs_pages(root, conv, warnings, langs)
+    readme = readme_page(root, meta, release.ecosystem, display, conv)
+    changelog = changelog_pages(root, display, conv, docs)
+    warnings.extend(conv.warnings())
     return ([readme] if readme else []) + docs + changelog + api, types_from
 
 

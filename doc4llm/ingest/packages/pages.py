@@ -17,3 +17,5 @@ class DocPage:
     # written into the page's `extra:` record in doc4llm-set.yaml: `origin` archive | repo |
     # site with `path` / `repo` + `tag` + `path` / `url` (see upstream.py)
     extra: dict = field(default_factory=dict)
+    kind: str | None = None  # release-notes | changelog | contributors | translation (page_kinds.py)
+    lang: str | None = None  # a translation's language

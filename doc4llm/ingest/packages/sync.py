@@ -142,7 +142,8 @@ def _dep_key(d: Dependency) -> str:
     return f"{d.ecosystem}:{d.name}"
 
 
-def plan(deps: list[Dependency], docs_dir: Path, state: dict, offline: bool = False) -> list[SyncItem]:
+def plan(deps: list[Dependency], docs_dir: Path, state: dict, offline: bool = False,
+         langs: set[str] | None = None) -> list[SyncItem]:
     items = []
     previous = state.get("sets") or {}
     if not isinstance(previous, dict):
@@ -161,7 +162,8 @@ def plan(deps: list[Dependency], docs_dir: Path, state: dict, offline: bool = Fa
             items.append(item)
             continue
         if current and current.get("format") == BUILD_FORMAT and current.get("version") == d.version \
-                and current.get("name") == d.name and not upstream_retry(current, offline):
+                and current.get("name") == d.name and not upstream_retry(current, offline) \
+                and sorted(current.get("langs") or []) == sorted(langs or []):
             items.append(SyncItem(d, "skip", name, None, _recorded(current)))
         else:
             items.append(SyncItem(d, "replace" if current else "create", name,
@@ -174,10 +176,11 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
                  npm: NpmConfig | None = None, offline: bool = False,
                  progress: Callable[[int, int, str], None] | None = None,
                  require_hashes: bool = False, timeout: float | None = None,
-                 built: Callable[[str], None] | None = None) -> SyncReport:
+                 built: Callable[[str], None] | None = None, langs: set[str] | None = None) -> SyncReport:
     """`timeout`: seconds for every download of the sync together (None: no total).
     `built(set_name)` runs in this thread as each set is written (the CLI indexes it for
-    search there, while the other packages still download and build)."""
+    search there, while the other packages still download and build). `langs`: translations
+    to read besides the docs' default language."""
     from doc4llm.ingest.packages.package_docs import add_package
     from doc4llm.ingest.packages.registry_config import npm_config
 
@@ -188,7 +191,7 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
                         bad_count=found.bad_count)
     state_path = _state_path(docs_dir, project)
     state = _load_state(state_path)
-    items = plan(found.deps, docs_dir, state, offline)
+    items = plan(found.deps, docs_dir, state, offline, langs)
     wanted = {_dep_key(d) for d in found.deps}
     gone = {k: v for k, v in (state.get("sets") or {}).items() if k not in wanted}
     report.items = items + [SyncItem(None, "failed", error=sentence) for sentence in found.bad]
@@ -207,7 +210,7 @@ def sync_project(project: Path, docs_dir: Path, *, include_all: bool = False, pr
         d = item.dep
         ref = PackageRef(d.ecosystem, d.name, d.version or d.spec)
         result = add_package(ref, docs_dir, http=http, index_url=index_url, npm=npm, offline=offline, pin=d.pin,
-                             require_hashes=require_hashes)
+                             require_hashes=require_hashes, langs=langs)
         item.set_name = result.set_name
         item.detail = {k: getattr(result, k) for k in ("pages", "sources", "api_sections", "seconds", "holds",
                                                        "missing", "looked_at", "verified")}

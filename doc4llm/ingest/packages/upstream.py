@@ -21,6 +21,7 @@ import httpx
 
 from doc4llm.errors import Doc4llmError
 from doc4llm.ingest.packages import archive as archives
+from doc4llm.ingest.packages.autodoc import ApiLookup
 from doc4llm.ingest.packages.http import MAX_ARCHIVE_BYTES, USER_AGENT
 from doc4llm.ingest.packages.pages import CHANGELOG, DocPage
 from doc4llm.ingest.packages.project_links import (
@@ -77,9 +78,12 @@ def project_links(root: Path, meta: dict, ecosystem: str, settings: UpstreamSett
 
 
 def missing_docs(root: Path, release: Release, meta: dict, work: Path, *, offline: bool,
-                 want_changelog: bool, settings: UpstreamSettings | None = None) -> UpstreamDocs:
+                 want_changelog: bool, settings: UpstreamSettings | None = None,
+                 lookup: ApiLookup | None = None, langs: set[str] | None = None) -> UpstreamDocs:
     """Narrative docs for a release whose archive has none: from its repository at the
-    version's tag, else from its docs site. Never raises for network or archive trouble."""
+    version's tag, else from its docs site. Never raises for network or archive trouble.
+    `lookup`: the archive's API reference, which fills the repository docs' autodoc
+    directives; `langs`: translations to read besides the default language."""
     settings = settings or load_upstream_settings()
     if offline:
         return UpstreamDocs(OFFLINE, looked=[Looked("archive")])
@@ -92,7 +96,8 @@ def missing_docs(root: Path, release: Release, meta: dict, work: Path, *, offlin
         return out
     deadline = time.monotonic() + settings.deadline
     for i, repo in enumerate(links.repos):
-        pages = _repo_docs(repo, release, work / f"upstream-repo-{i}", settings, deadline, out, want_changelog)
+        pages = _repo_docs(repo, release, work / f"upstream-repo-{i}", settings, deadline, out, want_changelog,
+                           lookup, langs)
         if any(p.origin != CHANGELOG for p in pages):
             out.pages = pages
             return out
@@ -115,7 +120,8 @@ def missing_docs(root: Path, release: Release, meta: dict, work: Path, *, offlin
 
 
 def _repo_docs(repo: RepoRef, release: Release, work: Path, settings: UpstreamSettings, deadline: float,
-               out: UpstreamDocs, want_changelog: bool) -> list[DocPage]:
+               out: UpstreamDocs, want_changelog: bool, lookup: ApiLookup | None = None,
+               langs: set[str] | None = None) -> list[DocPage]:
     """The docs folder of `repo` at the release's tag: tags tried in order until one exists
     (404 means "no such tag"; any other failure ends the attempt on this forge)."""
     forge = settings.forge_for(repo.host)
@@ -146,7 +152,7 @@ def _repo_docs(repo: RepoRef, release: Release, work: Path, settings: UpstreamSe
         finally:
             path.unlink(missing_ok=True)
         warnings: list[str] = []
-        pages = _docs_in_repo(root, repo.subdir, warnings)
+        pages = _docs_in_repo(root, repo.subdir, warnings, lookup, langs)
         if want_changelog:
             pages += _changelog_in_repo(root, release.name)
         for page in pages:
@@ -161,14 +167,17 @@ def _repo_docs(repo: RepoRef, release: Release, work: Path, settings: UpstreamSe
     return []
 
 
-def _docs_in_repo(root: Path, subdir: str, warnings: list[str]) -> list[DocPage]:
+def _docs_in_repo(root: Path, subdir: str, warnings: list[str], lookup: ApiLookup | None = None,
+                  langs: set[str] | None = None) -> list[DocPage]:
     """The docs of a source tree, found by the same code as in a package archive; a
     monorepo package's own folder first, then the repository's."""
-    from doc4llm.ingest.packages.collect import docs_pages
+    from doc4llm.ingest.packages.collect import Converter, docs_pages
 
     for base in ([root / subdir] if subdir else []) + [root]:
         if base.is_dir() and base.resolve().is_relative_to(root.resolve()):
-            pages = docs_pages(base, set(), warnings)
+            conv = Converter(base, lookup=lookup)
+            pages = docs_pages(base, conv, warnings, langs)
+            warnings.extend(conv.warnings())
             if pages:
                 if base != root:
                     prefix = base.relative_to(root).as_posix()
@@ -180,9 +189,9 @@ def _docs_in_repo(root: Path, subdir: str, warnings: list[str]) -> list[DocPage]
 
 
 def _changelog_in_repo(root: Path, name: str) -> list[DocPage]:
-    from doc4llm.ingest.packages.collect import changelog_pages
+    from doc4llm.ingest.packages.collect import Converter, changelog_pages
 
-    return changelog_pages(root, name, set())
+    return changelog_pages(root, name, Converter(root))
 
 
 def fetch_archive(url: str, dest: Path, deadline: float, timeout: float,
