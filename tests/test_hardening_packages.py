@@ -581,8 +581,9 @@ def test_stale_build_folders_go_and_live_ones_stay(tmp_path):
             os.utime(p, (time.time() - age, time.time() - age))
         return p
 
-    crashed = folder("crashed", lock=True)  # its process died: the lock is free
-    held = folder("held", lock=True)  # a concurrent run holds its lock
+    crashed = folder("crashed", lock=True, age=60)  # its process died: the lock is free
+    held = folder("held", lock=True, age=60)  # a concurrent run holds its lock
+    young = folder("young", lock=True)  # free, but maybe between mkdtemp and flock in its process
     fd = os.open(held / build.LOCK_FILE, os.O_RDONLY)
     fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     old = folder("old", lock=False, age=2 * build.STALE_SECONDS)
@@ -591,7 +592,7 @@ def test_stale_build_folders_go_and_live_ones_stay(tmp_path):
         mine = build.temp_root(docs)
         assert build.clean_stale(docs) == []  # its own live folder is never touched
         assert not crashed.exists() and not old.exists()
-        assert held.exists() and fresh.exists() and mine.exists()
+        assert held.exists() and fresh.exists() and mine.exists() and young.exists()
     finally:
         os.close(fd)
     build.release_root(mine)
@@ -605,5 +606,6 @@ def test_a_set_left_mid_swap_by_a_crash_is_put_back(tmp_path):
     (old / "Page").mkdir(parents=True)
     (old / "doc4llm-set.yaml").write_text("name: demo@1.0\npackage: {name: demo}\n")
     (old.parent / build.LOCK_FILE).write_text("")
+    os.utime(old.parent, (time.time() - 60, time.time() - 60))
     assert build.clean_stale(docs) == [f"{build.BUILD_PREFIX}crashed"]
     assert (docs / "demo@1.0" / "Page").is_dir() and not old.parent.exists()

@@ -46,7 +46,7 @@ def world(reg, tmp_path):
         (tmp_path / name / "src").mkdir(parents=True)
         (tmp_path / name / "requirements.txt").write_text(pins)
         r = run_cli("sync", tmp_path / name, "--docs-dir", docs, "--json", env=env)
-        assert r.returncode == 0, r.stderr
+        assert r.returncode == 0, r.stderr + r.stdout
     notes = tmp_path / "notes"
     notes.mkdir()
     (notes / "runbook.md").write_text("# Runbook\n\n## Validate two fields together in our forms\n\n"
@@ -120,8 +120,8 @@ def test_a_version_named_in_the_question_picks_that_versions_set(world):
                         ("vallib==2.7.0 validate two fields together", "vallib@2.7.0"),
                         ("vallib v1 validate two fields together", "vallib@1.10.2")):
         res, _ = search(docs, query, env, "--all-sets", cwd=tmp)
-        libs = [r["doc_set"] for r in res["results"] if r["doc_set"].startswith("vallib")]
-        assert libs and set(libs) == {want}, (query, libs)
+        got = [r["doc_set"] for r in res["results"]]  # the team's look-alike runbook comes second
+        assert got and set(got) == {want}, (query, got)
         assert want in res["scope"]["note"]
     res, _ = search(docs, "vallib 5.1 validate two fields together", env, cwd=tmp)
     assert "no vallib 5.1 set" in res["scope"]["note"]  # said, nothing left out
@@ -187,6 +187,41 @@ def test_while_vectors_are_missing_a_search_says_one_line(world):
 def test_version_mentions(query, want):
     got = {m.library: m.versions for m in mentions(query, {"pydantic", "sqlalchemy", "django", "click", "scope__pkg"})}
     assert got == want
+
+
+def test_the_named_version_is_searched_first_and_all_sets_when_it_has_nothing(world):
+    tmp, docs, env = world
+    ops = tmp / "ops"
+    ops.mkdir()
+    (ops / "deploy.md").write_text("# Deploying\n\n## Kubernetes helm deployment\n\nInstall the helm chart "
+                                   "into the cluster; the deployment rolls out one pod at a time.\n")
+    assert run_cli("add", ops, "--set", "ops@1", "--docs-dir", docs, env=env).returncode == 0
+    res, _ = search(docs, "vallib 1.10: kubernetes helm deployment", env, "--all-sets", cwd=tmp)
+    assert res["results"][0]["doc_set"] == "ops@1"  # vallib 1.10 alone abstained: every set searched
+    assert "(--set to choose)" not in res["scope"]["note"]
+    res, _ = search(docs, "vallib 1.10: validate two fields together", env, "--all-sets", cwd=tmp)
+    assert {r["doc_set"] for r in res["results"]} == {"vallib@1.10.2"}
+    assert res["scope"]["note"] == "vallib@1.10.2 for 'vallib 1.10' (--set to choose)"
+
+
+def test_a_version_that_picks_the_set_is_not_a_question_about_changes():
+    from doc4llm.search.features import asks_about_changes
+
+    assert asks_about_changes("our project is on pydantic 1.10: validate two fields")
+    assert not asks_about_changes("our project is on pydantic 1.10: validate two fields", ["1.10"])
+    assert not asks_about_changes("pydantic v1.10 validators", ["1.10"])
+    assert asks_about_changes("what changed in pydantic 1.10", ["1.10"])
+    assert narrow("our project is on pydantic 1.10: x", ["pydantic@1.10.13", "pydantic@2.7.4"]).versions == ["1.10"]
+
+
+def test_focus_is_the_named_versions_and_the_libraries_the_question_names():
+    sets = ["pydantic@1.10.13", "pydantic@2.7.4", "fastapi@0.95.2", "attrs@23.2.0", "notes@1"]
+    v = narrow("our project is on pydantic 1.10: validate two fields together", sets)
+    assert v.focus == ["pydantic@1.10.13"] and v.named == ["pydantic 1.10"]
+    assert v.note(focused=True) == "pydantic@1.10.13 for 'pydantic 1.10' (--set to choose)"
+    assert narrow("pydantic 1.10 models in fastapi routes", sets).focus == ["pydantic@1.10.13", "fastapi@0.95.2"]
+    assert narrow("validate two fields together", sets).focus == []  # no version named: all sets
+    assert narrow("attrs 23.2 validators", ["attrs@23.2.0"]).focus == []  # nothing to leave out
 
 
 def test_narrowing_keeps_other_libraries_and_the_nearest_major():

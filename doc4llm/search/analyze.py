@@ -44,6 +44,9 @@ class QueryAnalysis:
     intent: str = ""
     identifier_only: bool = False
     values: list[str] = field(default_factory=list)  # the user's own values (values.py)
+    # versions the question names to pick a set ("pydantic 1.10" -> "1.10", versions.py): they
+    # say which docs to read, not that the question is about changes
+    set_versions: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return asdict(self)

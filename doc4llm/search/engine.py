@@ -251,12 +251,26 @@ class Searcher:
         summaries = set_summaries(self.conn, chosen)
         qa: QueryAnalysis = analyze(query, [(name, summaries.get(name)) for name in chosen],
                                     forced_type=query_type)
+        qa.set_versions = versions.versions
         preferred = scope.preferred(chosen)
         step_back = {name for name in chosen
                      if library(name) in preferred and name not in preferred[library(name)]}
-        result = run_search(self, qa, chosen, k=k, strategy=strategy, explain=explain,
-                            timing=timing, context=context, step_back=step_back)
-        note = "; ".join(n for n in (scope.note() if not sets else None, versions.note()) if n)
+        focused = False
+        if versions.focus:  # the named versions' sets first; all of them when that finds nothing
+            focus_qa = analyze(query, [(name, summaries.get(name)) for name in versions.focus],
+                               forced_type=query_type)
+            focus_qa.set_versions = versions.versions
+            result = run_search(self, focus_qa, versions.focus, k=k, strategy=strategy, explain=explain,
+                                timing=timing, context=context, step_back=step_back)
+            if result["abstained"] or not result["results"]:
+                result = run_search(self, qa, chosen, k=k, strategy=strategy, explain=explain,
+                                    timing=timing, context=context, step_back=step_back)
+            else:
+                chosen, focused = versions.focus, True
+        else:
+            result = run_search(self, qa, chosen, k=k, strategy=strategy, explain=explain,
+                                timing=timing, context=context, step_back=step_back)
+        note = "; ".join(n for n in (scope.note() if not sets else None, versions.note(focused)) if n)
         if note:  # said only when something was left out (agents pay for every byte)
             result["scope"] = {"note": note, "project": str(scope.project.path) if scope.project else None,
                                "searched": len(chosen), "of": scope.total, "versions": versions.chosen}

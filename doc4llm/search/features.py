@@ -57,7 +57,11 @@ CHANGE_KINDS = {"release-notes", "changelog", "contributors"}  # `extra: {kind: 
 EMPTY_WORDS = 5
 
 
-def asks_about_changes(query: str) -> bool:
+def asks_about_changes(query: str, set_versions: list[str] | tuple[str, ...] = ()) -> bool:
+    """The query asks about versions or changes; `set_versions` (the versions that picked
+    the searched set, "our project is on pydantic 1.10") do not count as such."""
+    for v in set_versions:
+        query = re.sub(rf"(?<![\w.])v?{re.escape(v)}(?![\w])", " ", query, flags=re.I)
     return bool(_ASKS_CHANGES.search(query))
 
 

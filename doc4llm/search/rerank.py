@@ -53,7 +53,7 @@ def rerank(qa: QueryAnalysis, cands: list[Candidate], rows: dict[int, dict], dep
     head, tail = cands[:depth], cands[depth:]
     head = [c for c in head if c.sid in rows] + [c for c in head if c.sid not in rows]
     pages = page_facts(conn, [rows[c.sid]["page_id"] for c in head if c.sid in rows]) if conn else {}
-    changes = asks_about_changes(qa.raw)
+    changes = asks_about_changes(qa.raw, qa.set_versions)
     key = query_key(qa)
     entries = _named_page_entries(conn, key, pages, head, rows) if conn is not None and key else set()
     idf = keyword_idf(conn, keyword_stems(qa), sets or []) if conn is not None else {}

@@ -50,7 +50,7 @@ def other_subject(qa: QueryAnalysis, ranked: list, rows: dict[int, dict]) -> tup
              if c.sid in rows and math.exp(min(0.0, c.score - ranked[0].score)) >= CLOSE]
     if not close:
         return None
-    if is_legacy(top) and not asks_about_changes(qa.raw) and not _ASKS_OLD.search(qa.raw):
+    if is_legacy(top) and not asks_about_changes(qa.raw, qa.set_versions) and not _ASKS_OLD.search(qa.raw):
         for i, c in close:
             if not is_legacy(rows[c.sid]):
                 return i, f"result 1 is marked legacy or deprecated; result {i} is current"

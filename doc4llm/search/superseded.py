@@ -51,7 +51,7 @@ def deprecation_note(text: str) -> str | None:
 
 def step_behind_replacements(qa: QueryAnalysis, head: list[Candidate], rows: dict[int, dict], conn=None) -> None:
     """Adjust the scores of `head` in place (the caller sorts)."""
-    if not head or asks_about_changes(qa.raw) or _ASKS_LEGACY.search(qa.raw):
+    if not head or asks_about_changes(qa.raw, qa.set_versions) or _ASKS_LEGACY.search(qa.raw):
         return
     legacy_pages = _legacy_pages(conn, head, rows) if conn is not None else set()
     by_page: dict[int, list[Candidate]] = {}

@@ -11,6 +11,10 @@ version. The rule is general: the names are the searched sets' own names (the pa
   first, the others cannot outrank it with their own twin of the section).
 - A mention no set matches narrows nothing and is said ("no pydantic 1.9 set"), since an
   answer from another version may be wrong for the asker.
+- The named versions' sets are searched first (`focus`: they and the sets of any other
+  library the question names): "our project is on pydantic 1.10: how do I validate two
+  fields together" is answered from pydantic 1.10's docs, not from a look-alike section of
+  another library. The caller widens to every set when that search finds nothing.
 
 The query is read as tokens in one pass (no regex backtracking over user text).
 """
@@ -50,6 +54,7 @@ class Mention:
     library: str  # as the set names write it (before '@', case folded)
     said: str  # "pydantic 1.10"
     versions: list[tuple[int, ...]] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)  # the version tokens as the query has them
 
 
 def _tokens(query: str) -> list[str]:
@@ -88,9 +93,11 @@ def mentions(query: str, libraries: set[str]) -> list[Mention]:
             continue
         m = found.setdefault(lib, Mention(lib, f"{toks[i]} {toks[j]}"))
         m.versions.append(ver)
+        m.written.append(toks[j].lstrip("vV"))
         j += 1
         while j + 1 < len(toks) and toks[j].casefold() in _LINKS and (more := _parts(toks[j + 1].casefold())):
             m.versions.append(more)
+            m.written.append(toks[j + 1].lstrip("vV"))
             j += 2
         i = j
     return list(found.values())
@@ -101,9 +108,16 @@ class VersionScope:
     sets: list[str]  # what to search
     chosen: dict[str, list[str]] = field(default_factory=dict)  # "pydantic 1.10" -> its sets
     missing: list[str] = field(default_factory=list)  # mentions no set matches
+    focus: list[str] = field(default_factory=list)  # searched first: the named versions' sets
+    named: list[str] = field(default_factory=list)  # the mentions behind `focus` ("pydantic 1.10")
+    versions: list[str] = field(default_factory=list)  # their version tokens as written ("1.10")
 
-    def note(self) -> str | None:
-        parts = [f"{', '.join(names)} for {said!r}" for said, names in self.chosen.items()]
+    def note(self, focused: bool = False) -> str | None:
+        """What was left out; `focused`: only the `focus` sets answered."""
+        if focused:
+            parts = [f"{', '.join(self.focus)} for {', '.join(repr(n) for n in self.named)} (--set to choose)"]
+        else:
+            parts = [f"{', '.join(names)} for {said!r}" for said, names in self.chosen.items()]
         parts += [f"no {said} set" for said in self.missing]
         return "; ".join(parts) or None
 
@@ -117,6 +131,7 @@ def narrow(query: str, sets: list[str]) -> VersionScope:
         if "@" in name:
             by_lib.setdefault(library(name), []).append(name)
     out = VersionScope(list(sets))
+    focus: set[str] = set()
     for m in mentions(query, set(by_lib)):
         have = by_lib[m.library]
         hits = [s for s in have if any(_set_parts(s)[:len(v)] == v for v in m.versions)]
@@ -126,7 +141,15 @@ def narrow(query: str, sets: list[str]) -> VersionScope:
         if not hits:
             out.missing.append(m.said)
             continue
+        focus.update(hits)
+        out.named.append(m.said)
+        out.versions.extend(m.written)
         if len(hits) < len(have):
             out.chosen[m.said] = hits
             out.sets = [s for s in out.sets if library(s) != m.library or s in hits]
+    if focus:
+        named = {_norm_name(t) for t in _tokens(query)}
+        focus.update(s for s in out.sets if _norm_name(library(s)) in named)
+        if len(focus) < len(out.sets):
+            out.focus = [s for s in out.sets if s in focus]
     return out

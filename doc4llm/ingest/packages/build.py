@@ -43,6 +43,7 @@ ORIGIN = "package"
 BUILD_PREFIX = ".doc4llm-build-"
 LOCK_FILE = ".lock"
 STALE_SECONDS = 3600  # a build folder without a lock file this old was left by a crash
+SETUP_SECONDS = 30  # a free lock on a folder younger than this may be one being set up
 
 try:
     import fcntl
@@ -85,12 +86,15 @@ def temp_root(docs_dir: Path) -> Path:
     runs left behind are removed first. Give it back with `release_root`."""
     docs_dir.mkdir(parents=True, exist_ok=True)
     clean_stale(docs_dir)
-    path = Path(tempfile.mkdtemp(prefix=BUILD_PREFIX, dir=docs_dir))
-    fd = None
-    if fcntl is not None:
-        fd = os.open(path / LOCK_FILE, os.O_CREAT | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o644)
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    # made, locked and registered as one step for this process's other threads (`sync`
+    # builds several packages at once: one thread's cleanup must never take the lock of a
+    # folder another thread is still setting up, and delete it)
     with _live_lock:
+        path = Path(tempfile.mkdtemp(prefix=BUILD_PREFIX, dir=docs_dir))
+        fd = None
+        if fcntl is not None:
+            fd = os.open(path / LOCK_FILE, os.O_CREAT | os.O_WRONLY | getattr(os, "O_CLOEXEC", 0), 0o644)
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         _live[path] = fd
     return path
 
@@ -112,22 +116,25 @@ def clean_stale(docs_dir: Path) -> list[str]:
     except OSError:
         return removed
     for path in entries:
-        with _live_lock:
-            if path in _live:
-                continue
         if not path.is_dir() or path.is_symlink():
             continue
         lock = path / LOCK_FILE
         fd = None
         try:
-            if lock.is_file() and fcntl is not None:
-                fd = os.open(lock, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-                try:
-                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                except BlockingIOError:
-                    continue  # its process is running: not ours to touch
-            elif time.time() - path.stat().st_mtime < STALE_SECONDS:
-                continue  # being set up, or an older doc4llm's: only age tells
+            with _live_lock:  # this process's folders, and those its threads are making
+                if path in _live:
+                    continue
+                age = time.time() - path.stat().st_mtime
+                if lock.is_file() and fcntl is not None:
+                    if age < SETUP_SECONDS:
+                        continue  # another process may be between making it and locking it
+                    fd = os.open(lock, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+                    try:
+                        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    except BlockingIOError:
+                        continue  # its process is running: not ours to touch
+                elif age < STALE_SECONDS:
+                    continue  # being set up, or an older doc4llm's: only age tells
             _restore_replaced(Path(docs_dir), path)
             shutil.rmtree(path, ignore_errors=True)
             removed.append(path.name)
