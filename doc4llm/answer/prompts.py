@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 SYNTHESIS_SYSTEM = """You answer a coding agent's question from documentation excerpts.
 Rules:
@@ -39,6 +40,22 @@ REPAIR_USER = """Your previous reply was not valid for the required format: {err
 Reply again with ONLY the JSON object in the required format, no prose, no code fence."""
 
 
+_QUOTED = re.compile(r'"[^"\n]{0,200}"')
+_CLOSING = "Write the answer now, citing sources as instructed."
+_SCAFFOLD = ["Your previous answer, to improve (keep what is correct):", "Fix or add:",
+             "What the evaluation established so far:", _CLOSING]
+
+
+def instructions_of(system: str, scaffold: list[str] | tuple[str, ...] = ()) -> str:
+    """The prompt's own wording that an answer must not copy back: the rules and the
+    scaffolding lines, without the phrases the rules ask the model to say
+    ("The documentation does not cover this.")."""
+    return "\n".join([_QUOTED.sub(" ", system), *scaffold])
+
+
+SYNTHESIS_INSTRUCTIONS = instructions_of(SYNTHESIS_SYSTEM, _SCAFFOLD)
+
+
 def synthesis_messages(question: str, query_type: str, evidence: str, *,
                        previous_answer: str | None = None, focus: list[str] | None = None,
                        summary: str | None = None) -> list[dict]:
@@ -49,7 +66,7 @@ def synthesis_messages(question: str, query_type: str, evidence: str, *,
         parts += ["", "Fix or add:"] + [f"- {f}" for f in focus]
     if summary:
         parts += ["", f"What the evaluation established so far: {summary}"]
-    parts += ["", "Write the answer now, citing sources as instructed."]
+    parts += ["", _CLOSING]
     return [{"role": "system", "content": SYNTHESIS_SYSTEM},
             {"role": "user", "content": "\n".join(parts)}]
 
