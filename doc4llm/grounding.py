@@ -175,12 +175,12 @@ def check(text: str, sources: dict[str, str], *, question: str = "",
         names = _code_names(code)
         if len(names) < MIN_CLAIM_WORDS:
             continue
+        # code is often assembled from several sections: held by the sources together
         claim = Claim(text=code, kind="code", refs=cited_anywhere)
-        claim.found_in = [ref for ref in sources
-                          if len(names & source_words[ref]) >= CODE_SHARE * len(names)]
-        union = set().union(*(source_words[r] for r in cited_anywhere)) if cited_anywhere else set()
-        if cited_anywhere and len(names & union) >= CODE_SHARE * len(names):
-            claim.supported_by = list(cited_anywhere)
+        if _code_held(names, [source_words[r] for r in sources]):
+            claim.found_in = [ref for ref in sources if names & source_words[ref]]
+        if cited_anywhere and _code_held(names, [source_words[r] for r in cited_anywhere]):
+            claim.supported_by = [r for r in cited_anywhere if names & source_words[r]]
         claim.why = ("" if claim.supported_by else "the answer cites no source" if not cited_anywhere
                      else "most of its names are in none of the cited sources")
         result.claims.append(claim)
@@ -360,6 +360,11 @@ def _holds(words: list[str], new: set[str], source: set[str], pairs: set[tuple[s
     if share >= SUPPORT_SHARE:
         return True
     return share >= PHRASE_SHARE and any(p in pairs for p in zip(words, words[1:], strict=False))
+
+
+def _code_held(names: set[str], sources: list[set[str]]) -> bool:
+    held = set().union(*sources) if sources else set()
+    return len(names & held) >= CODE_SHARE * len(names)
 
 
 def _specific(word: str) -> bool:

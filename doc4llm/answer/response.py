@@ -20,7 +20,7 @@ from __future__ import annotations
 import shlex
 
 from doc4llm.answer.loop import AskOutcome
-from doc4llm.reader import read_command
+from doc4llm.reader import read_command, scope_args
 
 
 def build_response(out: AskOutcome, *, processing_ms: float, include_trace: bool,
@@ -128,10 +128,9 @@ def suggestions(out: AskOutcome, *, docs_arg: str | None = None,
         result.append({"action": "read", "reason": "read the top section in full",
                        "command": cmd})
     if out.answer is None or out.confidence < 60:
-        where = "".join(f" --set {shlex.quote(s)}" for s in sets or [])
-        where += f" --docs-dir {shlex.quote(docs_arg)}" if docs_arg else ""
         result.append({"action": "search", "reason": "see every candidate section with line "
-                       "ranges", "command": f"doc4llm search {shlex.quote(out.question)} -k 10{where}"})
+                       "ranges", "command": f"doc4llm search {shlex.quote(out.question)} -k 10"
+                                            f"{scope_args(sets, docs_arg)}"})
     return result
 
 
