@@ -189,6 +189,16 @@ def check(text: str, sources: dict[str, str], *, question: str = "",
     return result
 
 
+_QUOTED = re.compile(r'"[^"]{0,200}"')
+
+
+def instructions_text(system: str, *scaffold: str) -> str:
+    """A prompt's own wording that an answer must not copy back: its rules and scaffolding
+    lines, without the phrases the rules ask the model to say ("The documentation does not
+    cover this.")."""
+    return "\n".join([_QUOTED.sub(" ", system), *scaffold])
+
+
 def missing_names(question: str, sources: list[str]) -> list[str]:
     """Names in the question (`S3`, `PostgreSQL`, `Okta`, `HELIOS_X`, `--flag`: letters with
     digits, capitals past the first letter or the first word, code punctuation) that no

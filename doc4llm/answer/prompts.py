@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import json
-import re
+
+from doc4llm.grounding import instructions_text
 
 SYNTHESIS_SYSTEM = """You answer a coding agent's question from documentation excerpts.
 Rules:
@@ -40,20 +41,10 @@ REPAIR_USER = """Your previous reply was not valid for the required format: {err
 Reply again with ONLY the JSON object in the required format, no prose, no code fence."""
 
 
-_QUOTED = re.compile(r'"[^"\n]{0,200}"')
 _CLOSING = "Write the answer now, citing sources as instructed."
 _SCAFFOLD = ["Your previous answer, to improve (keep what is correct):", "Fix or add:",
              "What the evaluation established so far:", _CLOSING]
-
-
-def instructions_of(system: str, scaffold: list[str] | tuple[str, ...] = ()) -> str:
-    """The prompt's own wording that an answer must not copy back: the rules and the
-    scaffolding lines, without the phrases the rules ask the model to say
-    ("The documentation does not cover this.")."""
-    return "\n".join([_QUOTED.sub(" ", system), *scaffold])
-
-
-SYNTHESIS_INSTRUCTIONS = instructions_of(SYNTHESIS_SYSTEM, _SCAFFOLD)
+SYNTHESIS_INSTRUCTIONS = instructions_text(SYNTHESIS_SYSTEM, *_SCAFFOLD)
 
 
 def synthesis_messages(question: str, query_type: str, evidence: str, *,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import re
+from doc4llm.grounding import instructions_text
 
 EXAMPLE_SYSTEM = """You write one complete, working code example for a coding agent's task,
 from documentation excerpts.
@@ -26,16 +26,10 @@ REPAIR_CODE = """The code block you wrote does not parse:
 Reply with the corrected answer in the same format."""
 
 
-def instructions(system: str, closing: str) -> str:
-    """The prompt's own wording an answer must not copy back (without the phrases the rules
-    ask the model to say)."""
-    return re.sub(r'"[^"\n]{0,200}"', " ", system) + "\n" + closing
-
-
 EXAMPLE_CLOSING = "Write the example now."
 EXPLAIN_CLOSING = "Explain it now."
-EXAMPLE_INSTRUCTIONS = instructions(EXAMPLE_SYSTEM, EXAMPLE_CLOSING)
-EXPLAIN_INSTRUCTIONS = instructions(EXPLAIN_SYSTEM, EXPLAIN_CLOSING)
+EXAMPLE_INSTRUCTIONS = instructions_text(EXAMPLE_SYSTEM, EXAMPLE_CLOSING)
+EXPLAIN_INSTRUCTIONS = instructions_text(EXPLAIN_SYSTEM, EXPLAIN_CLOSING)
 
 
 def sources_text(sources: list[tuple[str, str]]) -> str:
