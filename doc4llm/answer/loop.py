@@ -117,6 +117,7 @@ def run_ask(question: str, deps: AskDeps) -> AskOutcome:
     with trace.step("search", query=question) as step:
         first = deps.search_fn(question)
         step["results"] = len(first.get("results") or [])
+        step.update(confidence=first.get("confidence"), abstained=bool(first.get("abstained")))
     out = AskOutcome(question=question, search=first, book=SourceBook(), trace=trace)
     candidates = list(first.get("results") or [])
     reader = partial(read_section_text, deps.docs_dir, char_budget=deps.config.section_char_budget)
