@@ -80,22 +80,24 @@ TASKS = ["apply the kubernetes manifests and wait for the rollout",
 STARTUP_SLACK_S = 10.0  # interpreter + imports + index open, before the deadline's clock
 
 LAUNCHER = r'''
-import sys, llama_cpp, uvicorn
+import sys
+
+import llama_cpp.llama_cpp as C
+import uvicorn
 from llama_cpp.server.app import create_app
 from llama_cpp.server.settings import ModelSettings, ServerSettings
 
-# llama.cpp's extra buffer types (AMX repacking) fault in `ldtilecfg` on CPUs that
-# advertise AMX: ask for none. Newer llama-cpp-python versions take the keyword;
-# on older ones the model-params field is set the same way.
-_init = llama_cpp.Llama.__init__
-def _no_extra_bufts(self, *args, **kwargs):
-    kwargs.setdefault("use_extra_bufts", False)
-    try:
-        _init(self, *args, **kwargs)
-    except TypeError:
-        kwargs.pop("use_extra_bufts")
-        _init(self, *args, **kwargs)
-llama_cpp.Llama.__init__ = _no_extra_bufts
+# llama.cpp's extra buffer types (the AMX repacking) fault in `ldtilecfg` (SIGSEGV on the
+# first request) on CPUs that advertise AMX. llama-cpp-python 0.3.x has no keyword or
+# server setting for it, but the model parameters struct has the field: every model this
+# process loads gets use_extra_bufts = False.
+_defaults = C.llama_model_default_params
+def _no_extra_bufts():
+    params = _defaults()
+    params.use_extra_bufts = False
+    return params
+C.llama_model_default_params = _no_extra_bufts
+
 gguf, port, threads, alias = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 model = ModelSettings(model=gguf, model_alias=alias, n_ctx=8192, n_threads=threads,
                       n_threads_batch=threads, verbose=False)

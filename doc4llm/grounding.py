@@ -124,8 +124,10 @@ class Grounding:
             out.append(f"{len(bad)} of {len(self.claims)} claims are not found in the sections they "
                        f"cite, e.g. {bad[0].short()!r} ({bad[0].why}): check them")
         if self.missing_names:
-            out.append(f"{', '.join(self.missing_names[:3])} appear(s) in none of the sections: "
-                       "the docs found do not answer that part")
+            names = self.missing_names[:3]
+            verb = "is" if len(names) == 1 else "are"
+            out.append(f"{', '.join(names)} {verb} in none of the sections: the docs found do not "
+                       "answer that part of the question")
         return out
 
 
@@ -256,7 +258,10 @@ def _split(text: str, result: Grounding,
             for m in _GROUP.finditer(stripped):
                 _note(result, m.group(0), "a copied source header")
             continue
-        line = _drop_marker(stripped, result)
+        wrapped = bool(current) and not current[-1].rstrip().endswith((".", ":", "!", "?"))
+        # a line that continues a sentence ("... is a result of the\n[1] ...") starts
+        # with a citation, not a marker
+        line = stripped if wrapped and _GROUP.match(stripped) else _drop_marker(stripped, result)
         if line is None:
             continue
         current.append(line)

@@ -28,8 +28,9 @@ Reply with the corrected answer in the same format."""
 
 EXAMPLE_CLOSING = "Write the example now."
 EXPLAIN_CLOSING = "Explain it now."
-EXAMPLE_INSTRUCTIONS = instructions_text(EXAMPLE_SYSTEM, EXAMPLE_CLOSING)
-EXPLAIN_INSTRUCTIONS = instructions_text(EXPLAIN_SYSTEM, EXPLAIN_CLOSING)
+_REPAIR_LINES = [line for line in REPAIR_CODE.splitlines() if "{" not in line]
+EXAMPLE_INSTRUCTIONS = instructions_text(EXAMPLE_SYSTEM, EXAMPLE_CLOSING, *_REPAIR_LINES)
+EXPLAIN_INSTRUCTIONS = instructions_text(EXPLAIN_SYSTEM, EXPLAIN_CLOSING, *_REPAIR_LINES)
 
 
 def sources_text(sources: list[tuple[str, str]]) -> str:
