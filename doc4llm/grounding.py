@@ -9,7 +9,9 @@ already contain occur in source n's text (stemmed, with the index's own tokenize
 below that share, when it also repeats a two-word phrase of it. An answer is `verified`
 when it makes claims and every one cites a source that supports it (code blocks: most of
 their names occur in the cited sources) and nothing of it repeats the prompt's
-instructions. Used by `ask` (doc4llm.answer) and by `explain-error` / `example`
+instructions; it is `grounded` (an answer from the sources at all) when some claim is
+supported, or is held by some source and shares a word with the question. Used by `ask`
+(doc4llm.answer) and by `explain-error` / `example`
 (doc4llm.code), so one rule decides what every command calls grounded.
 
 Everything here is linear in the answer and the sources: one pass over the lines, set
@@ -63,6 +65,7 @@ class Claim:
     supported_by: list[str] = field(default_factory=list)  # cited sources that hold it
     found_in: list[str] = field(default_factory=list)  # any source that holds it
     why: str = ""  # why it is not supported, when it is not
+    on_topic: bool = False  # shares a content word with the question
 
     @property
     def supported(self) -> bool:
@@ -91,8 +94,10 @@ class Grounding:
 
     @property
     def grounded(self) -> bool:
-        """Some claim is held by some source (cited or not)."""
-        return any(c.found_in for c in self.claims)
+        """Some claim is an answer from the sources: supported by a source it cites, or held
+        by some source and about the question (a section copied back that shares no word
+        with the question answers nothing)."""
+        return any(c.supported or (c.found_in and c.on_topic) for c in self.claims)
 
     @property
     def supported(self) -> list[Claim]:
@@ -159,7 +164,8 @@ def check(text: str, sources: dict[str, str], *, question: str = "",
         if len(words) < MIN_CLAIM_WORDS:
             continue  # "Here is how:", "See [1].": no claim to check
         refs = [r for r in unit_refs if r in known]
-        claim = Claim(text=sentence, kind="prose", refs=refs)
+        claim = Claim(text=sentence, kind="prose", refs=refs,
+                      on_topic=bool(question_words & set(words)))
         new = set(words) - question_words
         if not new:
             claim.why = "it only repeats the question"
@@ -171,6 +177,9 @@ def check(text: str, sources: dict[str, str], *, question: str = "",
                          "it cites no source" if not refs else
                          f"its words are not in {', '.join(f'[{r}]' for r in refs)}")
         result.claims.append(claim)
+    for r in loose:
+        if r not in known and r not in result.unknown:
+            result.unknown.append(r)
     cited_anywhere = [r for r in dict.fromkeys([*(r for refs, _ in units for r in refs), *loose])
                       if r in known]
     for code in code_blocks:
@@ -178,7 +187,8 @@ def check(text: str, sources: dict[str, str], *, question: str = "",
         if len(names) < MIN_CLAIM_WORDS:
             continue
         # code is often assembled from several sections: held by the sources together
-        claim = Claim(text=code, kind="code", refs=cited_anywhere)
+        claim = Claim(text=code, kind="code", refs=cited_anywhere,
+                      on_topic=bool(question_words & names))
         if _code_held(names, [source_words[r] for r in sources]):
             claim.found_in = [ref for ref in sources if names & source_words[ref]]
         if cited_anywhere and _code_held(names, [source_words[r] for r in cited_anywhere]):

@@ -68,13 +68,21 @@ CONSTANT_VERDICT = json.dumps({  # the same verdict for every answer, contradict
                  "details": {"queries": []}},
     "contextCompression": {"establishedFacts": [], "gaps": [], "stillNeeded": [], "summary": ""}})
 
-SMOLLM_ANSWERS = [
+SMOLLM_ANSWERS = [  # replies SmolLM2-135M gave in benchmarks/local_llm_bench.py (shortened)
     # list markers and a copied source header
     "1. [1] Mdmem@dev / Deployment Guide / Deployment Guide > Rolling Back (lines 29-32)\n"
     "2. [2] To do this, you need to follow the steps to do it.",
     # Python subscripts in prose and code, then the prompt's closing line
     "You can use the buffer[3] to store the data.\n\n```python\ndata = buffer[3]\n```\n\n"
     "Write the answer now, citing sources as instructed.",
+    # invented code
+    "To undo a bad deployment, you can use the following code:\n```python\nimport os.path\n"
+    "from boto3 import Client\nclient = Client(client_key=\"YOUR_CLIENT_KEY\")\n"
+    "def undo(action):\n    if action == \"undo\":\n        client.delete_request(\"SIGHUP\")\n```",
+    # another section copied back under a made-up marker: nothing about the question
+    "[4]\n## Kubernetes\n\nApply the manifests with kustomize:\n```bash\nkubectl apply -f "
+    "/var/log/kube-system.yaml\n# This is a very simple example, but it will work for any "
+    "deployment you want to run on Kubernetes.\n```",
 ]
 
 

@@ -39,7 +39,8 @@ def test_a_correct_cited_answer_is_verified():
 
 
 def test_a_claim_cited_to_the_wrong_section_is_not_supported():
-    found = _check("Rotate the database passwords every thirty days [1].")
+    found = _check("Rotate the database passwords every thirty days [1].",
+                   question="how often should passwords be changed")
     assert not found.verified and found.grounded  # [2] holds it, [1] does not
     claim = found.claims[0]
     assert claim.found_in == ["2"] and claim.supported_by == [] and "not in [1]" in claim.why
@@ -86,6 +87,13 @@ def test_an_invented_answer_is_held_by_no_source():
                    question="how do I back up PostgreSQL to S3")
     assert not found.grounded and not found.verified
     assert found.missing_names == ["PostgreSQL", "S3"]
+
+
+def test_a_section_copied_back_that_is_not_about_the_question_answers_nothing():
+    found = _check("[4]\n## Secrets Management\n\nAPI tokens and database passwords are injected "
+                   "from Vault by the agent sidecar.")
+    assert found.claims[0].found_in == ["2"] and not found.claims[0].on_topic
+    assert not found.grounded and found.unknown == ["4"]
 
 
 def test_a_sentence_naming_what_the_docs_lack_is_no_claim():

@@ -173,13 +173,14 @@ def _refused(out: AskOutcome, deps: AskDeps) -> bool:
     out.trace.final_action = "not_covered"
     found = out.rejected.grounding
     why = ("the model's reply makes no claim" if not found.claims else
-           "none of its claims is in any of the sections given")
+           "none of its claims is in the sections given" if not any(c.found_in for c in found.claims)
+           else "the claims of it that are in the sections given are not about the question")
     if found.echoed:
         why += "; it repeats the prompt's instructions"
     confidence = int(out.search.get("confidence") or 0)
-    out.warnings.append(f"not covered: the docs found do not answer this, so no answer is "
-                        f"returned ({why}; search confidence {confidence}); the closest sections "
-                        f"are listed, not an answer: read them to check")
+    out.warnings.append(f"not covered: no answer from the docs is returned, because {why} "
+                        f"(search confidence {confidence}); the closest sections are listed, "
+                        "not an answer: read them, they may still answer it")
     return True
 
 

@@ -156,8 +156,8 @@ def render_text(response: dict, *, show_trace: bool) -> str:
     if response["answer"]:
         head = response["answer"]
     elif meta.get("answerStatus") == "not_covered" and meta.get("citationCheck"):
-        head = ("Not covered: the docs found do not answer this question; the model's answer "
-                "was not returned because none of its claims is in them."
+        head = ("Not covered: no answer is given, because the model's answer was not found in "
+                "the sections found (see the warning)."
                 + (" The closest sections are listed below; they are not an answer."
                    if response["sources"] else ""))
     elif meta.get("answerStatus") == "not_covered":

@@ -52,7 +52,9 @@ def rejection(found: Grounding) -> str | None:
     of the sections given (or it makes none), or it only repeats the prompt."""
     if found.grounded or (found.absences and not found.claims):
         return None
-    why = "it makes no claim" if not found.claims else "none of its claims is in the sections given"
+    why = ("it makes no claim" if not found.claims else
+           "none of its claims is in the sections given" if not any(c.found_in for c in found.claims)
+           else "the claims of it that are in the sections given are not about the question")
     if found.echoed:
         why += "; it repeats the prompt's instructions"
     return f"the model's answer was not returned ({why}); the documented sections are listed instead"
