@@ -293,6 +293,23 @@ def test_an_invented_answer_is_not_covered_and_not_returned(docs, fakes):
     assert llm.calls("evaluation") == []
 
 
+def test_an_invented_answer_sends_ask_to_the_web_when_it_can(docs, fakes):
+    """With a web key, the refused local answer is followed by one web search and an answer
+    from the web pages only, checked the same way."""
+    llm, tav = fakes
+    llm.add("reranking", ranking(0, 1))
+    llm.add("synthesis", "Hooks are configured in a YAML file under /etc/hooks.",
+            "Mount the hook settings file from a ConfigMap [W1].")
+    tav.add([{"title": "Hooks on k8s", "url": "https://blog.example/k8s",
+              "content": "Mount the hook settings file from a ConfigMap.", "score": 0.9}])
+    llm.add("evaluation", evaluation("RETURN_ANSWER", confidence=80))
+    response = run_ask_in_process(docs, "how do I add a hook")
+    meta = response["metadata"]
+    assert meta["answerStatus"] == "answered" and meta["verified"] is True
+    second = llm.calls("synthesis")[1]["body"]["messages"][1]["content"]
+    assert "[W1] WEB: Hooks on k8s" in second and "[1] Acme_Agent@1" not in second
+
+
 # -- bad 200 replies and time ------------------------------------------------------------------
 
 @pytest.mark.parametrize("raw,message", [

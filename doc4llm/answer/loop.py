@@ -165,7 +165,8 @@ def _refused(out: AskOutcome, deps: AskDeps) -> bool:
         _search_web(out, deps, [out.question], reason="no local section supports the answer")
         if out.book.web:
             out.book.docs_in_prompt = False
-            if not _synthesize(out, deps, "synthesis"):
+            if not _synthesize(out, deps, "synthesis"):  # the unsupported answer is not kept
+                out.rejected, out.answer = out.answer, None
                 return True
             if not out.answer.unsupported:
                 return False
