@@ -221,8 +221,8 @@ class _ProxyHandler(BaseHTTPRequestHandler):
                 elif not streamed:
                     raw += line
             text = "".join(parts) if streamed else _content(raw)
-            if body is not None:
-                entry.update(status=resp.status, reply=text)
+            if body is not None:  # an error body: its message, not the server's traceback
+                entry.update(status=resp.status, reply=text if resp.status == 200 else text[:160])
         except (BrokenPipeError, ConnectionResetError):
             entry.update(status="client left", reply="".join(locals().get("parts") or []))
         finally:

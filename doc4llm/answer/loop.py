@@ -282,8 +282,12 @@ def _own_decision(out: AskOutcome) -> str:
     if out.answer.verified:
         return (f"the answer is returned on doc4llm's checks: each of its {len(found.claims)} "
                 f"claims is in the section it cites (search confidence {confidence})")
-    return (f"the answer is returned with {len(found.unsupported())} of {len(found.claims)} "
-            f"claims not found in the sections they cite (search confidence {confidence})")
+    bad = found.unsupported()
+    uncited = sum(1 for c in bad if not c.refs)
+    parts = ([f"{uncited} cite no section"] if uncited else []) + (
+        [f"{len(bad) - uncited} are not in the section they cite"] if len(bad) > uncited else [])
+    return (f"the answer is returned as it is: of its {len(found.claims)} claims, "
+            f"{' and '.join(parts)} (search confidence {confidence})")
 
 
 def _synthesize(out: AskOutcome, deps: AskDeps, kind: str, previous: Evaluation | None = None) -> bool:
