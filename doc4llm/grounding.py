@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from doc4llm.index.tokenize import is_identifier, stem, tokens
+from doc4llm.index.tokenize import STOPWORDS, is_identifier, stem, tokens
 
 FENCES = ("```", "~~~")
 MIN_CLAIM_WORDS = 2  # content words that make a sentence a claim
@@ -146,14 +146,19 @@ def check(text: str, sources: dict[str, str], *, question: str = "",
     known = set(sources)
     question_words = set(_content(question))
     source_words = {ref: set(tokens(body)) for ref, body in sources.items()}
-    source_pairs = {ref: _pairs(tokens(body)) for ref, body in sources.items()}
+    source_pairs = {ref: _pairs(_phrase_words(body)) for ref, body in sources.items()}
     header_keys = [k for k in (_norm(h) for h in headers or []) if len(k.split()) >= 2]
     shingles = _shingles(instructions)
     units, code_blocks, loose = _split(text, result, header_keys)
-    for unit_refs, sentence in units:
-        for r in unit_refs:
-            if r not in known and r not in result.unknown:
-                result.unknown.append(r)
+    for r in [*(r for u in units for r in u.refs), *loose]:
+        if r not in known and r not in result.unknown:
+            result.unknown.append(r)
+    cited_anywhere = [r for r in dict.fromkeys([*(r for u in units for r in u.refs), *loose])
+                      if r in known]
+    for unit in units:
+        sentence = unit.text
+        # a list item under "Do this [1]:" and a table row are covered by what cites them
+        unit_refs = unit.refs or unit.inherited or (cited_anywhere if unit.kind == "table" else [])
         if shingles and _echoes(sentence, shingles):
             result.echoed.append(sentence)
             continue
@@ -167,21 +172,17 @@ def check(text: str, sources: dict[str, str], *, question: str = "",
         claim = Claim(text=sentence, kind="prose", refs=refs,
                       on_topic=bool(question_words & set(words)))
         new = set(words) - question_words
+        phrase = _pairs(_phrase_words(_uncited(sentence)))
         if not new:
             claim.why = "it only repeats the question"
         else:
             claim.found_in = [ref for ref in sources
-                              if _holds(words, new, source_words[ref], source_pairs[ref])]
+                              if _holds(new, phrase, source_words[ref], source_pairs[ref])]
             claim.supported_by = [r for r in refs if r in claim.found_in]
             claim.why = ("" if claim.supported_by else
                          "it cites no source" if not refs else
                          f"its words are not in {', '.join(f'[{r}]' for r in refs)}")
         result.claims.append(claim)
-    for r in loose:
-        if r not in known and r not in result.unknown:
-            result.unknown.append(r)
-    cited_anywhere = [r for r in dict.fromkeys([*(r for refs, _ in units for r in refs), *loose])
-                      if r in known]
     for code in code_blocks:
         names = _code_names(code)
         if len(names) < MIN_CLAIM_WORDS:
@@ -232,23 +233,36 @@ def missing_names(question: str, sources: list[str]) -> list[str]:
     return out
 
 
-def _split(text: str, result: Grounding,
-           header_keys: list[str]) -> tuple[list[tuple[list[str], str]], list[str], list[str]]:
-    """(citations, sentence) units of the prose, the code blocks' text, and citations
-    that close no sentence (a `[1]` line under a code block). Markers, code and copied
-    headers are taken out here and noted in `result.not_citations`."""
-    paragraphs: list[list[str]] = []
+@dataclass
+class _Unit:
+    refs: list[str]  # what the sentence itself cites
+    text: str
+    kind: str  # "prose" | "list" | "table"
+    inherited: list[str] = field(default_factory=list)  # the citations of "Do this [1]:"
+
+
+def _split(text: str, result: Grounding, header_keys: list[str]) -> tuple[list[_Unit], list[str], list[str]]:
+    """Sentence units of the prose (list items and table rows marked as such), the code
+    blocks' text, and citations that close no sentence (a `[1]` line under a code block).
+    Markers, code and copied headers are taken out here and noted in `result.not_citations`."""
+    paragraphs: list[tuple[str, list[str]]] = []
     code_blocks: list[str] = []
     current: list[str] = []
+    kind = "prose"
     code: list[str] | None = None
+
+    def flush() -> None:
+        nonlocal current
+        if current:
+            paragraphs.append((kind, current))
+            current = []
+
     for raw in (text or "").splitlines():
         stripped = raw.strip()
         if stripped.startswith(FENCES):
             if code is None:
                 code = []
-                if current:
-                    paragraphs.append(current)
-                    current = []
+                flush()
             else:
                 code_blocks.append("\n".join(code))
                 for m in _GROUP.finditer("\n".join(code)):
@@ -258,12 +272,13 @@ def _split(text: str, result: Grounding,
         if code is not None:
             code.append(raw)
             continue
-        if not stripped or stripped.startswith(("#", "|")) or _LIST_MARKER.match(stripped):
-            if current:
-                paragraphs.append(current)
-                current = []
+        starts_item = bool(_LIST_MARKER.match(stripped))
+        if not stripped or stripped.startswith(("#", "|")) or starts_item:
+            flush()
             if not stripped or stripped.startswith("#"):
+                kind = "prose"
                 continue  # a heading names a part of the answer; it claims nothing
+            kind = "table" if stripped.startswith("|") else "list"
         if _is_header(stripped, header_keys):
             for m in _GROUP.finditer(stripped):
                 _note(result, m.group(0), "a copied source header")
@@ -275,24 +290,27 @@ def _split(text: str, result: Grounding,
         if line is None:
             continue
         current.append(line)
-        if stripped.startswith("|"):  # a table row is a unit of its own
-            paragraphs.append(current)
-            current = []
+        if kind == "table":  # a table row is a unit of its own
+            flush()
     if code is not None:  # an unclosed block is still code
         code_blocks.append("\n".join(code))
-    if current:
-        paragraphs.append(current)
-    units: list[tuple[list[str], str]] = []
+    flush()
+    units: list[_Unit] = []
     loose: list[str] = []
-    for para in paragraphs:
+    intro: list[str] = []  # the refs of a prose sentence ending in ":", for the list after it
+    for para_kind, para in paragraphs:
         for sentence in _SENTENCE_END.split(" ".join(para)):
             refs, rest = _leading_refs(sentence)
             if refs:  # "... tag. [2] Next ...": [2] closes the previous sentence
-                target = units[-1][0] if units else loose
+                target = units[-1].refs if units else loose
                 target.extend(r for r in refs if r not in target)
             if not rest.strip():
                 continue
-            units.append((_citations(rest, result), rest))
+            units.append(_Unit(_citations(rest, result), rest, para_kind,
+                               list(intro) if para_kind == "list" else []))
+        if para_kind == "prose" and units:
+            last = units[-1]
+            intro = list(last.refs) if _uncited(last.text).rstrip().endswith(":") else []
     return units, code_blocks, loose
 
 
@@ -373,7 +391,8 @@ def _content(text: str) -> list[str]:
     return [t for t in tokens(text) if t not in _META]
 
 
-def _holds(words: list[str], new: set[str], source: set[str], pairs: set[tuple[str, str]]) -> bool:
+def _holds(new: set[str], phrase: set[tuple[str, str]], source: set[str],
+           pairs: set[tuple[str, str]]) -> bool:
     """Most new words of the claim are in the source, or many are and a phrase is too."""
     found = len(new & source)
     needed = MIN_CLAIM_WORDS if len(new) >= MIN_CLAIM_WORDS else 1
@@ -384,7 +403,7 @@ def _holds(words: list[str], new: set[str], source: set[str], pairs: set[tuple[s
     share = found / len(new)
     if share >= SUPPORT_SHARE:
         return True
-    return share >= PHRASE_SHARE and any(p in pairs for p in zip(words, words[1:], strict=False))
+    return share >= PHRASE_SHARE and bool(phrase & pairs)
 
 
 def _code_held(names: set[str], sources: list[set[str]]) -> bool:
@@ -398,6 +417,16 @@ def _specific(word: str) -> bool:
 
 def _pairs(words: list[str]) -> set[tuple[str, str]]:
     return set(zip(words, words[1:], strict=False))
+
+
+_PHRASE_WORD = re.compile(r"[a-z0-9][a-z0-9_]{0,80}")
+
+
+def _phrase_words(text: str) -> list[str]:
+    """Words in order for phrase matching: a name stays one word (`HELIOS_STORE_POOL_MAX`;
+    the index's tokens would split it, and its own parts would then make a "phrase")."""
+    return [stem(w) for w in _PHRASE_WORD.findall(text.lower())
+            if w not in STOPWORDS and stem(w) not in _META]
 
 
 def _code_names(code: str) -> set[str]:

@@ -110,3 +110,30 @@ def test_growth_is_linear_in_the_answer():
         return ("word[1] [2] `x[3]` and 1. [4] text. " * n) + "\n" + ("[" * n) + "`" * n
 
     assert_linear(_check, make, 300, what="grounding.check")
+
+
+CONFIG = """Helios Configuration Reference > Environment Variables > Storage
+| Variable | Type | Default | Description |
+| --- | --- | --- | --- |
+| `HELIOS_STORE_DSN` | string | *(required)* | PostgreSQL connection string |
+| `HELIOS_STORE_POOL_MAX` | int | `32` | Upper bound of pooled connections |"""
+
+
+def test_list_items_under_a_cited_intro_and_copied_table_rows_are_covered_by_it():
+    """How good models write: one citation on the sentence that introduces a list or a
+    table covers its items and rows; they must still be in the cited section."""
+    sources = {"1": CONFIG, "2": SECRETS}
+    good = ("Set these storage variables [1]:\n\n- `HELIOS_STORE_DSN`: the PostgreSQL "
+            "connection string, required.\n- `HELIOS_STORE_POOL_MAX`: the upper bound of pooled "
+            "connections, 32 by default.\n\n| Variable | Default |\n| --- | --- |\n"
+            "| `HELIOS_STORE_POOL_MAX` | `32` |")
+    found = check(good, sources, question="which database connection settings are there")
+    assert found.verified, found.summary()
+    assert [c.supported_by for c in found.claims] == [["1"]] * 5  # intro, 2 items, 2 rows
+    # the same list with no citation before it: its items cite nothing
+    bare = good.replace(" [1]:", ":")
+    assert not check(bare, sources, question="which database connection settings are there").verified
+    # an item the cited section does not hold is not covered by the intro
+    wrong = good.replace("the upper bound of pooled connections, 32 by default",
+                         "rotated every thirty days by the Vault sidecar")
+    assert not check(wrong, sources, question="which database connection settings are there").verified
