@@ -217,3 +217,19 @@ def test_explain_error_returns_a_good_explanation_and_refuses_an_echo(docs, llm)
     assert second["mode"] == "sections" and second["explanation"] is None
     assert second["verified"] is False and "was not returned" in second["warnings"][0]
     assert "repeats the prompt's instructions" in " ".join(second["warnings"])
+
+
+def test_suggested_commands_run_as_printed(docs):
+    """Issue 35: the suggestions carried no --docs-dir, so they failed when one was given."""
+    import shlex
+
+    proc = run_cli("ask", "how do I back up PostgreSQL to S3", "--docs-dir", docs, "--set",
+                   "Mdmem@dev", "--json", env={"OPENAI_API_KEY": None, **LEXICAL})
+    commands = [s["command"] for s in json.loads(proc.stdout)["metadata"]["suggestions"]]
+    assert [c.split()[1] for c in commands] == ["read", "search"]
+    for command in commands:
+        args = shlex.split(command)
+        assert args[0] == "doc4llm" and "--docs-dir" in args
+        ran = run_cli(*args[1:], env={"OPENAI_API_KEY": None, **LEXICAL})
+        assert ran.returncode == 0, (command, ran.stderr)
+    assert "--set Mdmem@dev" in commands[1]
