@@ -6,16 +6,17 @@ as a list or line marker (`1. [1] ...`), not in a source header copied from the 
 (`[2] Set@1 / Page / Heading (lines 3-9)`). A claim (a sentence with at least two content
 words) is supported by source n when most of its content words that the question does not
 already contain occur in source n's text (stemmed, with the index's own tokenizer), and,
-below that share, when it also repeats a two-word phrase of it. An answer is `verified`
-when it makes claims and every one cites a source that supports it (code blocks: most of
-their names occur in the cited sources) and nothing of it repeats the prompt's
-instructions; it is `grounded` (an answer from the sources at all) when some claim is
-supported, or is held by some source and shares a word with the question. Used by `ask`
-(doc4llm.answer) and by `explain-error` / `example`
-(doc4llm.code), so one rule decides what every command calls grounded.
+below that share, when it also repeats a two-word phrase of it. A list item without a
+citation takes those of the sentence introducing the list ("Set these [1]:"), a table row
+or a code block those of the answer (code: most of its names must occur in them). An
+answer is `verified` when it makes claims, every one is supported by a source it cites,
+and nothing of it repeats the prompt's instructions; it is `grounded` (an answer from the
+sources at all) when some claim is supported, or is held by some source and shares a word
+with the question. Used by `ask` (doc4llm.answer) and by `explain-error` / `example`
+(doc4llm.code), so one rule decides what every command calls grounded (docs/ask.md).
 
 Everything here is linear in the answer and the sources: one pass over the lines, set
-lookups per word; no regex can backtrack (bounded classes only).
+lookups per word; every regex is bounded (no nested or unbounded repetition to backtrack).
 """
 
 from __future__ import annotations
