@@ -35,6 +35,13 @@ def _rel(docs_dir: Path, path: Path) -> str:
         return str(path)
 
 
+def scope_args(sets: list[str] | tuple[str, ...] | None, docs_dir: str | None) -> str:
+    """` --set S ... --docs-dir D` as the command that prints a suggestion was given them,
+    so the suggested command searches the same docs (issue 35)."""
+    out = "".join(f" --set {shlex.quote(s)}" for s in sets or [])
+    return out + (f" --docs-dir {shlex.quote(str(docs_dir))}" if docs_dir else "")
+
+
 def read_command(page: str, doc_set: str, start: int, end: int, docs_dir: str | None = None) -> str:
     """The `doc4llm read` command for these lines, safe to paste into a shell: every value
     quoted, and `--` before a page whose name starts with '-' (`-rf` is not an option)."""

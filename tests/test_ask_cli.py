@@ -108,7 +108,9 @@ def test_text_output_and_no_web_flag(docs, fakes):
     even with TAVILY_API_KEY set, and the web search the evaluator wanted becomes guidance."""
     llm, tav = fakes
     llm.add("reranking", ranking(1, 0))
-    llm.add("synthesis", "The documentation does not cover this [1].")
+    # the reranker swaps the local top two: the section on adding a hook is then [2]
+    llm.add("synthesis", "Add the hook under `hooks` in `.claude/settings.json` [2]. "
+                         "The documentation does not say how to run hooks on Kubernetes.")
     llm.add("evaluation", evaluation("SEARCH_WEB", confidence=10, answers=False,
                                      completeness="minimal", queries=["acme hooks kubernetes"]))
     # a question the local search answers (an abstaining one is never synthesised from)
@@ -116,12 +118,14 @@ def test_text_output_and_no_web_flag(docs, fakes):
                llm=llm, tav=tav)
     assert proc.returncode == 0, proc.stderr
     out = proc.stdout
-    assert out.startswith("The documentation does not cover this [1].\n\nSources (local docs):")
+    assert out.startswith("Add the hook under `hooks` in `.claude/settings.json` [2]. The "
+                          "documentation does not say how to run hooks on Kubernetes.\n\n"
+                          "Sources (local docs):")
     # the fake reranker swaps the local top two, whichever they are: check the line format
     assert re.search(r"\[[12]\] Acme_Agent@1 / Hooks / Hooks( > [^\n]+)?  lines \d+-\d+  "
                      r"https://docs\.acme\.dev/hooks", out)
     assert "Not fully answered by the docs. Try:" in out and "  - acme hooks kubernetes" in out
-    assert "-- incomplete | confidence 10 | retrieval " in out and "| type howto |" in out
+    assert "-- incomplete (verified) | confidence 10 | retrieval " in out and "| type howto |" in out
     assert "evaluation SEARCH_WEB: scripted SEARCH_WEB" in out
     assert "web search is off (--no-web)" in proc.stderr
     assert tav.requests == []

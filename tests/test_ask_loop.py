@@ -17,6 +17,8 @@ from fakes_llm import (
     run_ask_in_process,
 )
 
+from doc4llm.answer.loop import UNJUDGED_CAP
+
 docs = fakes_llm.docs_fixture  # shared fixtures: a docs dir, fakes wired into the env
 fakes = fakes_llm.fakes_env_fixture
 
@@ -136,8 +138,11 @@ def test_twice_malformed_evaluator_returns_the_answer_with_a_warning(docs, fakes
     trace = response["metadata"]["evaluationTrace"]
     assert trace["finalAction"] == "evaluation_failed"
     assert response["answer"] == HOOK_ANSWER
-    assert any("not verified" in w and "after one repair" in w
+    assert any("did not judge" in w and "after one repair" in w
                for w in response["metadata"]["warnings"])
+    # the citation check still holds: verified, but no verdict, so the confidence is capped
+    assert response["metadata"]["verified"] is True
+    assert response["metadata"]["confidence"] <= UNJUDGED_CAP
 
 
 def test_429_then_success_is_retried_and_recorded(docs, fakes):

@@ -110,13 +110,28 @@ def test_llm_example_is_verified_and_repaired_once(docs, fake_llm):
 
 
 def test_llm_example_still_broken_is_reported(docs, fake_llm):
-    broken = "```go\nfunc main() {\n```\n"
+    # code from the docs (so it is an answer from them), cut short, citing nothing
+    broken = "```go\nfunc main() {\n\tpool := NewPool(ctx, 4, 16)\n\tpool.Shutdown(timeout)\n```\n"
     fake_llm.add("synthesis", broken, broken)
     proc = run_cli("example", "worker pool graceful shutdown", "--docs-dir", docs, "--json")
     data = json.loads(proc.stdout)
     assert data["mode"] == "llm" and len(data["warnings"]) == 2
     assert "syntax error" in data["warnings"][0] and "go" in data["warnings"][0]
     assert "cites none of the sources" in data["warnings"][1]
+    assert data["verified"] is False
+
+
+def test_llm_example_the_docs_do_not_hold_is_not_returned(docs, fake_llm):
+    """Issue 35: code made up from nothing in the sections is not an example from the docs;
+    the documented example is kept."""
+    invented = ("```python\nimport celery\n\napp = celery.Celery(broker='redis://')\n"
+                "app.conf.task_acks_late = True\n```\n[1]")
+    fake_llm.add("synthesis", invented)
+    proc = run_cli("example", "worker pool graceful shutdown", "--docs-dir", docs, "--json")
+    data = json.loads(proc.stdout)
+    assert proc.returncode == 0 and data["mode"] == "sections" and data["answer"] is None
+    assert data["example"] is not None and data["verified"] is False
+    assert "was not returned" in data["warnings"][0]
 
 
 def test_no_llm_flag_stays_offline(docs, fake_llm):

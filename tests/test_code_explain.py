@@ -63,7 +63,9 @@ def test_offline_ranks_the_troubleshooting_section_first(docs):
     top = data["results"][0]
     assert top["heading_path"][-2:] == ["Troubleshooting", "fatal error: all goroutines are asleep - deadlock!"]
     assert "troubleshooting section" in top["why"]
-    assert top["read"] == f'doc4llm read "Gopool Worker Pool in Go" --set "Code_Examples@latest" --lines {top["lines"][0]}:{top["lines"][1]}'
+    # the command carries the --docs-dir it was given, so it runs as printed (issue 35)
+    assert top["read"] == (f'doc4llm read "Gopool Worker Pool in Go" --set "Code_Examples@latest" '
+                           f'--lines {top["lines"][0]}:{top["lines"][1]} --docs-dir {docs}')
     assert data["guidance"]["next_steps"][0].startswith("Read ")
 
 
@@ -77,7 +79,7 @@ def test_traceback_from_stdin_text_output(docs):
     assert proc.stdout.startswith("error: ValueError: unknown jitter mode: 'fast'  (type ValueError)")
     first = proc.stdout.splitlines()[1]
     assert "Troubleshooting > ValueError: unknown jitter mode" in first
-    assert 'search: doc4llm search "ValueError"' in proc.stdout
+    assert f"search: doc4llm search ValueError --docs-dir {docs}" in proc.stdout
 
 
 def test_empty_text_is_bad_input(docs):

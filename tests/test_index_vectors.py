@@ -229,3 +229,25 @@ print("same")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-800:]
     assert out.stdout.strip() == "same"
+
+
+def test_indexing_progress_shows_one_count_per_set(tmp_path, fake_endpoint, monkeypatch):
+    """Issue 35: one set printed "embedding 41 of 41", "embedded 32/41" and "52 sections
+    embedded": the sections too short for a vector were counted in the summary, and the
+    throttled counter never showed its last value."""
+    import re
+
+    docs = tmp_path / "docs"
+    w = SetWriter(docs, SET, origin="test")
+    w.write_page("Guide", "# Guide\n\n## Empty heading\n\n## Install\n\nRun the installer and "
+                 "follow the prompts until it reports success.\n\n## Short\n\nOne line.\n",
+                 source="guide.md", key="Guide")
+    w.finish({})
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{fake_endpoint.server_address[1]}/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key")
+    msgs: list[str] = []
+    out = build_index(docs, embedder="openai:model-a", progress=msgs.append)
+    counts = {int(n) for m in msgs for n in re.findall(r"(\d+) (?:of \d+ )?sections|\d+/(\d+) sections", m)
+              for n in n if n}
+    assert counts == {out["vectors"][SET]}, msgs  # every message and the summary: one number
+    assert any(re.search(rf"\b{out['vectors'][SET]}/{out['vectors'][SET]} sections", m) for m in msgs)

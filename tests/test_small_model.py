@@ -36,7 +36,7 @@ from doc4llm.answer.config import load_answer_config
 from doc4llm.answer.deadline import Deadline
 from doc4llm.answer.evaluator import evaluation_schema, parse_evaluation
 from doc4llm.answer.llm import LLMClient
-from doc4llm.answer.loop import UNVERIFIED_CAP, AskDeps, run_ask
+from doc4llm.answer.loop import UNJUDGED_CAP, UNVERIFIED_CAP, AskDeps, run_ask
 from doc4llm.answer.rerank_llm import parse_ranking, rerank
 from doc4llm.answer.response import build_response
 from doc4llm.errors import InputError
@@ -160,7 +160,7 @@ def test_prose_around_the_json_is_read_and_then_validated_with_the_same_schema()
     assert parse_evaluation(json.dumps(empty_queries)).queries == ["helm chart values"]
 
 
-def test_evaluator_prose_twice_leaves_the_answer_unverified_and_capped(docs, fakes):
+def test_evaluator_prose_twice_leaves_the_citation_check_and_a_capped_confidence(docs, fakes):
     llm, _ = fakes
     llm.add("reranking", ranking(0, 1))
     llm.add("synthesis", HOOK_ANSWER)
@@ -168,10 +168,12 @@ def test_evaluator_prose_twice_leaves_the_answer_unverified_and_capped(docs, fak
             "I would return the answer [1].")
     response = run_ask_in_process(docs, "how do I add a hook")
     meta = response["metadata"]
-    assert meta["answerStatus"] == "unverified" and meta["verified"] is False
-    assert meta["confidence"] <= UNVERIFIED_CAP
-    assert any("answer not verified" in w and "unusable after one repair" in w
+    # every claim is in the section it cites: verified, whatever the evaluator did
+    assert meta["answerStatus"] == "answered" and meta["verified"] is True
+    assert meta["confidence"] <= UNJUDGED_CAP  # never the evaluator's "95" from prose
+    assert any("did not judge" in w and "unusable after one repair" in w
                for w in meta["warnings"])
+    assert not any("unverified" in w for w in meta["warnings"])
     for request in llm.calls("evaluation"):
         assert request["body"]["temperature"] == 0 and request["body"]["max_tokens"] <= 1000
 
@@ -252,8 +254,8 @@ def test_abstained_retrieval_without_web_is_not_covered_and_nothing_is_synthesis
 
 def test_abstained_retrieval_with_web_answers_from_the_web_only(docs, fakes):
     llm, tav = fakes
-    tav.add([{"title": "Hooks on k8s", "url": "https://blog.example/k8s", "content": "Mount it.",
-              "score": 0.9}])
+    tav.add([{"title": "Hooks on k8s", "url": "https://blog.example/k8s",
+              "content": "Mount the settings file from a ConfigMap.", "score": 0.9}])
     llm.add("synthesis", "Mount the settings [W1].")
     llm.add("evaluation", evaluation("RETURN_ANSWER", confidence=80))
     response = _ask(docs, _abstaining(docs))
@@ -266,12 +268,46 @@ def test_abstained_retrieval_with_web_answers_from_the_web_only(docs, fakes):
 def test_an_uncited_answer_is_flagged_and_capped_whatever_the_evaluator_says(docs, fakes):
     llm, _ = fakes
     llm.add("reranking", ranking(0, 1))
-    llm.add("synthesis", "Hooks are configured in a YAML file under /etc/hooks.")
+    llm.add("synthesis", "Add the hook under hooks in .claude/settings.json, then restart "
+                         "the session so the hook is loaded.")
     llm.add("evaluation", evaluation("RETURN_ANSWER", confidence=93))
     response = run_ask_in_process(docs, "how do I add a hook")
     meta = response["metadata"]
     assert meta["answerStatus"] == "uncited" and meta["confidence"] == UNVERIFIED_CAP
+    assert meta["verified"] is False
     assert any("cites none of the sources" in w for w in meta["warnings"])
+
+
+def test_an_invented_answer_is_not_covered_and_not_returned(docs, fakes):
+    """Issue 35.4: an answer no section supports is a refusal, not an uncited answer; the
+    evaluator is not even asked."""
+    llm, _ = fakes
+    llm.add("reranking", ranking(0, 1))
+    llm.add("synthesis", "Hooks are configured in a YAML file under /etc/hooks.")
+    response = run_ask_in_process(docs, "how do I add a hook")
+    meta = response["metadata"]
+    assert response["answer"] is None and meta["answerStatus"] == "not_covered"
+    assert meta["confidence"] == 0 and meta["verified"] is False
+    assert response["sources"]  # the closest sections
+    assert any(w.startswith("not covered") and "none of its claims" in w for w in meta["warnings"])
+    assert llm.calls("evaluation") == []
+
+
+def test_an_invented_answer_sends_ask_to_the_web_when_it_can(docs, fakes):
+    """With a web key, the refused local answer is followed by one web search and an answer
+    from the web pages only, checked the same way."""
+    llm, tav = fakes
+    llm.add("reranking", ranking(0, 1))
+    llm.add("synthesis", "Hooks are configured in a YAML file under /etc/hooks.",
+            "Mount the hook settings file from a ConfigMap [W1].")
+    tav.add([{"title": "Hooks on k8s", "url": "https://blog.example/k8s",
+              "content": "Mount the hook settings file from a ConfigMap.", "score": 0.9}])
+    llm.add("evaluation", evaluation("RETURN_ANSWER", confidence=80))
+    response = run_ask_in_process(docs, "how do I add a hook")
+    meta = response["metadata"]
+    assert meta["answerStatus"] == "answered" and meta["verified"] is True
+    second = llm.calls("synthesis")[1]["body"]["messages"][1]["content"]
+    assert "[W1] WEB: Hooks on k8s" in second and "[1] Acme_Agent@1" not in second
 
 
 # -- bad 200 replies and time ------------------------------------------------------------------

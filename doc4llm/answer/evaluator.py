@@ -3,11 +3,17 @@
 Its reply is requested in `evaluation_schema`, at temperature 0 and with a token budget
 its bounded fields fit in. The reply is validated against the same
 schema; malformed output gets exactly one repair request, then an EvaluationError, on
-which the loop returns the current answer, flagged unverified.
+which the loop returns the current answer as doc4llm's own checks leave it.
+
+A reply that parses is not yet a signal: `contradiction` reads it against itself (issue
+35: a 135M model answered "answersQuestion: true, complete, confidence 0" to every answer,
+with reasons saying "The answer is not complete."). A verdict that contradicts its own
+fields is ignored; the loop then decides from retrieval and the citation check, and says so.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict, dataclass, field
 
 from doc4llm.answer.llm import LLMClient
@@ -39,6 +45,7 @@ class Evaluation:
     still_needed: list[str] = field(default_factory=list)
     summary: str = ""
     repaired: bool = False
+    ignored: str = ""  # why this verdict carries no signal (see contradiction); "" = usable
 
     def compressed(self) -> dict:
         """What the next step carries forward instead of the whole history."""
@@ -147,7 +154,40 @@ def parse_evaluation(reply: str, schema: dict | None = None) -> Evaluation:
         if not evaluation.queries:
             raise ValueError(f"{evaluation.action} needs decision.details.queries "
                              "(a list of strings)")
+    evaluation.ignored = contradiction(evaluation)
     return evaluation
+
+
+LOW_CONFIDENCE = 20  # "complete" with less than this is no verdict
+HIGH_CONFIDENCE = 85  # "does not answer" with this much is no verdict either
+# reasons that say the answer falls short (bounded: linear on any reply)
+_SAYS_SHORT = re.compile(
+    r"\b(?:incomplete|incorrect|inaccurate|irrelevant|unanswered|wrong"
+    r"|(?:is|are|was|seems|appears)\s{1,3}not\s{1,3}(?:complete|correct|accurate|relevant|sufficient|enough)"
+    r"|(?:does|do|did)\s{0,3}(?:not|n't)\s{1,3}(?:fully\s{1,3})?(?:answer|address|cover|explain|mention)"
+    r"|fails?\s{1,3}to\s{1,3}(?:answer|address|cover))\b", re.IGNORECASE)
+
+
+def contradiction(ev: Evaluation) -> str:
+    """Why the verdict contradicts its own fields ("" when it does not): it says the answer
+    answers the question and is complete with almost no confidence, or answers it while
+    calling it minimal/wrong, or does not answer it while calling it complete or being very
+    sure, or its reasons say the answer falls short while it judged it complete."""
+    if ev.answers_question and ev.completeness == "complete" and ev.confidence < LOW_CONFIDENCE:
+        return f"it calls the answer complete with confidence {ev.confidence}"
+    if ev.answers_question and ev.completeness in ("minimal", "wrong"):
+        return f"it says the answer answers the question but calls it {ev.completeness}"
+    if not ev.answers_question and ev.completeness == "complete":
+        return "it calls the answer complete but says it does not answer the question"
+    if not ev.answers_question and ev.confidence >= HIGH_CONFIDENCE and ev.action == "RETURN_ANSWER":
+        return (f"it returns an answer it says does not answer the question, "
+                f"with confidence {ev.confidence}")
+    if ev.answers_question and ev.completeness == "complete":
+        for text in [ev.reason, *ev.issues]:
+            m = _SAYS_SHORT.search(text or "")
+            if m:
+                return f"it calls the answer complete, but its reasons say {(text or '').strip()[:80]!r}"
+    return ""
 
 
 def _normalised(data: dict) -> dict:

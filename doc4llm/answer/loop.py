@@ -9,6 +9,12 @@ deadline (answer.deadline) bounds the whole of it.
 Honesty (issue 30): when retrieval abstains, nothing is synthesised from the weak local
 matches: the web is searched if configured, else the outcome is "not covered" with the
 search's guidance.
+
+What the model says is checked, not trusted (issue 35): an answer none of whose claims
+any section holds (doc4llm.grounding) is not returned ("not covered", the closest
+sections listed); an evaluator verdict that contradicts its own fields is ignored and
+the loop ends on doc4llm's own checks, saying so; a reranking that carries no
+information keeps the local order (rerank_llm.uninformative).
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from doc4llm.answer.config import AnswerConfig
 from doc4llm.answer.deadline import Deadline, DeadlineExceeded
 from doc4llm.answer.evaluator import Evaluation, EvaluationError, evaluate
 from doc4llm.answer.llm import NO_MODEL_HINT, LLMClient
-from doc4llm.answer.rerank_llm import rerank
+from doc4llm.answer.rerank_llm import rerank, rerank_warning
 from doc4llm.answer.secrets import redact
 from doc4llm.answer.sources import SourceBook, read_section_text
 from doc4llm.answer.synthesis import Synthesis, synthesize
@@ -31,7 +37,8 @@ from doc4llm.answer.websearch import WebSearch
 from doc4llm.errors import Doc4llmError, ExternalError
 
 SearchFn = Callable[[str], dict]
-UNVERIFIED_CAP = 30  # the most confidence an unverified or uncited answer reports
+UNVERIFIED_CAP = 30  # the most confidence an answer with unchecked claims reports
+UNJUDGED_CAP = 50  # a verified answer no usable evaluator verdict judged
 
 
 @dataclass
@@ -62,6 +69,7 @@ class AskOutcome:
     warnings: list[str] = field(default_factory=list)
     wanted_web_queries: list[str] = field(default_factory=list)
     evaluated_text: str | None = None  # the answer text `evaluation` judged
+    rejected: Synthesis | None = None  # an answer no section supports: not returned
 
     @property
     def abstained(self) -> bool:
@@ -69,9 +77,18 @@ class AskOutcome:
 
     @property
     def verified(self) -> bool:
-        """The evaluator judged the answer being returned (not an earlier version)."""
-        return (self.answer is not None and self.evaluation is not None
-                and self.evaluated_text == self.answer.text)
+        """Every claim of the answer returned cites a section that holds it (grounding)."""
+        return self.answer is not None and self.answer.verified
+
+    @property
+    def judgement(self) -> Evaluation | None:
+        """The evaluator's verdict on the answer being returned, when it is a signal (not
+        an earlier version's, not one that contradicts itself)."""
+        ev = self.evaluation
+        if (self.answer is None or ev is None or ev.ignored
+                or self.evaluated_text != self.answer.text):
+            return None
+        return ev
 
     @property
     def query_type(self) -> str:
@@ -79,16 +96,19 @@ class AskOutcome:
 
     @property
     def confidence(self) -> int:
-        """The evaluator's confidence in the answer it judged; an answer it did not judge, or
-        that cites nothing, never reports more than UNVERIFIED_CAP (and never the search's
-        confidence as its own); without an answer, the search's confidence in the sections."""
+        """A verified answer: the evaluator's confidence when it judged it, else at most
+        UNJUDGED_CAP; an answer with claims the sections do not hold: at most
+        UNVERIFIED_CAP (never the search's confidence as its own); no answer: the search's
+        confidence in the sections, 0 when the docs do not cover the question."""
         search = int(self.search.get("confidence") or 0)
         if self.answer is None:
             return 0 if self.trace.final_action == "not_covered" else search
-        own = self.evaluation.confidence if self.verified else UNVERIFIED_CAP
-        if not self.verified or not self.answer.cited:
-            own = min(own, UNVERIFIED_CAP)
-        return own
+        if self.answer.not_covered:
+            return 0
+        judged = self.judgement
+        if not self.verified:
+            return min(judged.confidence if judged else UNVERIFIED_CAP, UNVERIFIED_CAP)
+        return judged.confidence if judged else min(search, UNJUDGED_CAP)
 
 
 def run_ask(question: str, deps: AskDeps) -> AskOutcome:
@@ -97,17 +117,19 @@ def run_ask(question: str, deps: AskDeps) -> AskOutcome:
     with trace.step("search", query=question) as step:
         first = deps.search_fn(question)
         step["results"] = len(first.get("results") or [])
+        step.update(confidence=first.get("confidence"), abstained=bool(first.get("abstained")))
     out = AskOutcome(question=question, search=first, book=SourceBook(), trace=trace)
     candidates = list(first.get("results") or [])
     reader = partial(read_section_text, deps.docs_dir, char_budget=deps.config.section_char_budget)
     if deps.llm and deps.config.rerank and len(candidates) > 1 and not out.abstained:
         with trace.step("rerank", candidates=len(candidates)) as step:
             candidates, kept_because = rerank(deps.llm, question, out.query_type, candidates,
-                                              read_text=reader)
+                                              read_text=reader,
+                                              confidence=first.get("confidence"))
             step["reranked"] = kept_because is None
             if kept_because:
                 step["kept_local_order"] = redact(kept_because)
-                out.warnings.append(f"LLM rerank skipped, local order kept: {kept_because}")
+                out.warnings.append(rerank_warning(redact(kept_because)))
     _add_docs(out, candidates[:deps.k], question, reader)
 
     if deps.llm is None:
@@ -127,8 +149,40 @@ def run_ask(question: str, deps: AskDeps) -> AskOutcome:
             return out
     if not _synthesize(out, deps, "synthesis"):
         return out
+    if _refused(out, deps):
+        return out
     _evaluate_until_done(out, deps, reader)
     return out
+
+
+def _refused(out: AskOutcome, deps: AskDeps) -> bool:
+    """True (outcome set) when the answer is one no section supports: the web is tried
+    once when configured, else the outcome is "not covered" and the answer is not
+    returned (the closest sections are)."""
+    if out.answer is None or not out.answer.unsupported:
+        return False
+    if deps.web is not None and not out.book.web and deps.config.max_web_searches > out.trace.web_searches:
+        _search_web(out, deps, [out.question], reason="no local section supports the answer")
+        if out.book.web:
+            out.book.docs_in_prompt = False
+            if not _synthesize(out, deps, "synthesis"):  # the unsupported answer is not kept
+                out.rejected, out.answer = out.answer, None
+                return True
+            if not out.answer.unsupported:
+                return False
+    out.rejected, out.answer = out.answer, None
+    out.trace.final_action = "not_covered"
+    found = out.rejected.grounding
+    why = ("the model's reply makes no claim" if not found.claims else
+           "none of its claims is in the sections given" if not any(c.found_in for c in found.claims)
+           else "the claims of it that are in the sections given are not about the question")
+    if found.echoed:
+        why += "; it repeats the prompt's instructions"
+    confidence = int(out.search.get("confidence") or 0)
+    out.warnings.append(f"not covered: no answer from the docs is returned, because {why} "
+                        f"(search confidence {confidence}); the closest sections are listed, "
+                        "not an answer: read them, they may still answer it")
+    return True
 
 
 def _not_covered(out: AskOutcome, deps: AskDeps) -> None:
@@ -149,8 +203,8 @@ def _evaluate_until_done(out: AskOutcome, deps: AskDeps, reader: Callable[[dict]
         available = _available(out, deps)
         if deps.time_left().expired():
             trace.final_action = "deadline"
-            out.warnings.append(f"the {deps.time_left().seconds:g} s deadline passed: "
-                                "the answer is returned unverified")
+            out.warnings.append(f"the {deps.time_left().seconds:g} s deadline passed before "
+                                "the evaluator judged the answer")
             return
         with trace.step("evaluation", iteration=iteration) as step:
             try:
@@ -162,13 +216,21 @@ def _evaluate_until_done(out: AskOutcome, deps: AskDeps, reader: Callable[[dict]
                 step.update(decision="ERROR", error=redact(exc.message))
                 trace.final_action = ("deadline" if isinstance(exc, DeadlineExceeded)
                                       else "evaluation_failed")
-                out.warnings.append(f"answer not verified, returned as is: {redact(exc.message)}")
+                out.warnings.append(f"the evaluator did not judge the answer: {redact(exc.message)}")
                 return
             out.evaluation = ev
             out.evaluated_text = out.answer.text
             step.update(decision=ev.action, reason=ev.reason, confidence=ev.confidence,
                         completeness=ev.completeness, repaired=ev.repaired,
                         queries=ev.queries, focus_areas=ev.focus_areas, context=ev.compressed())
+            if ev.ignored:
+                step["ignored"] = ev.ignored
+        if ev.ignored:
+            # no signal: the outcome rests on retrieval and the citation check alone
+            trace.final_action = "evaluator_ignored"
+            out.warnings.append(f"the evaluator's verdict was ignored ({ev.ignored}): "
+                                f"{_own_decision(out)}")
+            return
         if ev.action == "RETURN_ANSWER":
             trace.final_action = "returned"
             return
@@ -192,7 +254,7 @@ def _evaluate_until_done(out: AskOutcome, deps: AskDeps, reader: Callable[[dict]
             tried += queries
             new = len(out.book.docs) - before
             last_outcome = f"doc queries {queries} added {new} new sections"
-            if new and not _synthesize(out, deps, "synthesis", previous=ev):
+            if new and (not _synthesize(out, deps, "synthesis", previous=ev) or _refused(out, deps)):
                 return
         elif ev.action == "SEARCH_WEB":
             if not available["webSearchesRemaining"]:
@@ -205,12 +267,27 @@ def _evaluate_until_done(out: AskOutcome, deps: AskDeps, reader: Callable[[dict]
                         reason=ev.reason)
             new = len(out.book.web) - before
             last_outcome = f"web search added {new} new web sources"
-            if new and not _synthesize(out, deps, "synthesis", previous=ev):
+            if new and (not _synthesize(out, deps, "synthesis", previous=ev) or _refused(out, deps)):
                 return
         else:  # REFINE_ANSWER
             last_outcome = "answer refined"
-            if not _synthesize(out, deps, "refine", previous=ev):
+            if not _synthesize(out, deps, "refine", previous=ev) or _refused(out, deps):
                 return
+
+
+def _own_decision(out: AskOutcome) -> str:
+    """What the loop decided without the evaluator, in words."""
+    confidence = int(out.search.get("confidence") or 0)
+    found = out.answer.grounding
+    if out.answer.verified:
+        return (f"the answer is returned on doc4llm's checks: each of its {len(found.claims)} "
+                f"claims is in the section it cites (search confidence {confidence})")
+    bad = found.unsupported()
+    uncited = sum(1 for c in bad if not c.refs)
+    parts = ([f"{uncited} cite no section"] if uncited else []) + (
+        [f"{len(bad) - uncited} are not in the section they cite"] if len(bad) > uncited else [])
+    return (f"the answer is returned as it is: of its {len(found.claims)} claims, "
+            f"{' and '.join(parts)} (search confidence {confidence})")
 
 
 def _synthesize(out: AskOutcome, deps: AskDeps, kind: str, previous: Evaluation | None = None) -> bool:
@@ -228,6 +305,9 @@ def _synthesize(out: AskOutcome, deps: AskDeps, kind: str, previous: Evaluation 
             out.warnings.append(f"model call failed, {kept}: {redact(exc.message)}")
             return False
         step["cited"] = [f"[{r}]" for r in result.cited]
+        step["claims"] = len(result.grounding.claims)
+        step["supported"] = len(result.grounding.supported)
+        step["verified"] = result.verified
     out.answer = result
     return True
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 
+from doc4llm.grounding import instructions_text
+
 SYNTHESIS_SYSTEM = """You answer a coding agent's question from documentation excerpts.
 Rules:
 1. Use ONLY the numbered sources given. Cite every claim with its source marker: [1], [2]
@@ -39,6 +41,12 @@ REPAIR_USER = """Your previous reply was not valid for the required format: {err
 Reply again with ONLY the JSON object in the required format, no prose, no code fence."""
 
 
+_CLOSING = "Write the answer now, citing sources as instructed."
+_SCAFFOLD = ["Your previous answer, to improve (keep what is correct):", "Fix or add:",
+             "What the evaluation established so far:", _CLOSING]
+SYNTHESIS_INSTRUCTIONS = instructions_text(SYNTHESIS_SYSTEM, *_SCAFFOLD)
+
+
 def synthesis_messages(question: str, query_type: str, evidence: str, *,
                        previous_answer: str | None = None, focus: list[str] | None = None,
                        summary: str | None = None) -> list[dict]:
@@ -49,7 +57,7 @@ def synthesis_messages(question: str, query_type: str, evidence: str, *,
         parts += ["", "Fix or add:"] + [f"- {f}" for f in focus]
     if summary:
         parts += ["", f"What the evaluation established so far: {summary}"]
-    parts += ["", "Write the answer now, citing sources as instructed."]
+    parts += ["", _CLOSING]
     return [{"role": "system", "content": SYNTHESIS_SYSTEM},
             {"role": "user", "content": "\n".join(parts)}]
 

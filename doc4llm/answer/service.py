@@ -65,7 +65,8 @@ def ask(question: str, *, docs_dir: str | Path | None = None, sets: list[str] | 
         else:
             outcome.warnings.append(f"--save-web {save_web}: no web results to save")
     response = build_response(outcome, processing_ms=(time.perf_counter() - start) * 1000,
-                              include_trace=include_trace)
+                              include_trace=include_trace,
+                              docs_arg=str(docs_dir) if docs_dir else None, sets=sets)
     if saved is not None:
         response["metadata"]["savedWeb"] = {"set": save_web, "pages": saved}
     if (deps.llm is not None and response.get("answer") is None

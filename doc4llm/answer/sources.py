@@ -88,13 +88,23 @@ class SourceBook:
     def to_prompt(self) -> str:
         """The evidence block the synthesis prompt cites from."""
         parts = []
-        for d in self.citable_docs():
-            where = f"{d.doc_set} / {d.page} / {d.title} (lines {d.lines[0]}-{d.lines[1]})"
+        for d, where in zip(self.citable_docs(), self.headers(), strict=False):
             url = f"\nURL: {d.url}" if d.url else ""
-            parts.append(f"[{d.ref}] {where}{url}\n{d.text}")
+            parts.append(f"[{d.ref}] {where} (lines {d.lines[0]}-{d.lines[1]}){url}\n{d.text}")
         for w in self.web:
             parts.append(f"[{w.ref}] WEB: {w.title}\nURL: {w.url}\n{w.content}")
         return "\n\n-----\n\n".join(parts)
+
+    def headers(self) -> list[str]:
+        """Each citable section's header line as the prompt shows it (a model that copies
+        one back has not cited anything)."""
+        return [f"{d.doc_set} / {d.page} / {d.title}" for d in self.citable_docs()] + [f"WEB: {w.title}" for w in self.web]
+
+    def texts(self) -> dict[str, str]:
+        """ref -> the text the model was given under it (what a citation must match)."""
+        out = {d.ref: f"{d.title}\n{d.text}" for d in self.citable_docs()}
+        out.update({w.ref: f"{w.title}\n{w.content}" for w in self.web})
+        return out
 
     def citable_docs(self) -> list[DocSource]:
         return self.docs if self.docs_in_prompt else []

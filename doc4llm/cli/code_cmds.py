@@ -3,6 +3,7 @@ over doc4llm.code."""
 
 from __future__ import annotations
 
+import shlex
 import sys
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import click
 
 from doc4llm.cli.common import docs_dir_option, emit_json, handle_errors, json_option, warn
 from doc4llm.errors import InputError
+from doc4llm.reader import scope_args
 
 
 @click.command("verify")
@@ -111,7 +113,8 @@ def example_cmd(task: str, sets: tuple[str, ...], no_llm: bool, deadline_s: floa
     from doc4llm.corpus.paths import resolve_docs_dir
 
     result = working_example(_text_arg(task), docs_dir=resolve_docs_dir(docs_dir),
-                             sets=list(sets) or None, llm=_llm(no_llm, deadline_s))
+                             sets=list(sets) or None, llm=_llm(no_llm, deadline_s),
+                             docs_arg=docs_dir)
     if as_json:
         emit_json(result)
         _exit_if_failed(result)
@@ -150,7 +153,8 @@ def explain_error_cmd(text: str, sets: tuple[str, ...], k: int, no_llm: bool,
     from doc4llm.corpus.paths import resolve_docs_dir
 
     result = explain_error(_text_arg(text), docs_dir=resolve_docs_dir(docs_dir),
-                           sets=list(sets) or None, k=k, llm=_llm(no_llm, deadline_s))
+                           sets=list(sets) or None, k=k, llm=_llm(no_llm, deadline_s),
+                           docs_arg=docs_dir)
     if as_json:
         emit_json(result)
         _exit_if_failed(result)
@@ -167,7 +171,7 @@ def explain_error_cmd(text: str, sets: tuple[str, ...], k: int, no_llm: bool,
     for step in result["guidance"]["next_steps"]:
         click.echo(f"next: {step}")
     for query in result["guidance"]["suggested_searches"]:
-        click.echo(f'search: doc4llm search "{query}"')
+        click.echo(f"search: doc4llm search {shlex.quote(query)}{scope_args(sets, docs_dir)}")
     for web in result["guidance"]["web_searches"]:
         click.echo(f"web: {web['query'] if isinstance(web, dict) else web}")
     _exit_if_failed(result)

@@ -12,11 +12,12 @@ verified the same way (with one repair round).
 from __future__ import annotations
 
 import re
+import shlex
 from pathlib import Path
 from typing import Any
 
-from doc4llm.code.llm_answer import ask_verified, citation_warnings, model_failure
-from doc4llm.code.prompts import example_messages
+from doc4llm.code.llm_answer import ask_verified, check_citations, model_failure, rejection
+from doc4llm.code.prompts import EXAMPLE_INSTRUCTIONS, example_messages
 from doc4llm.code.retrieval import (
     CodePiece,
     code_pieces,
@@ -26,6 +27,7 @@ from doc4llm.code.retrieval import (
 )
 from doc4llm.code.verify import verify_code
 from doc4llm.errors import ExternalError
+from doc4llm.reader import scope_args
 
 SEARCH_K = 10
 EXPANDED_PAGES = 3  # pages of the top results whose other code is considered too
@@ -46,10 +48,11 @@ SOURCE_CHARS = 6000
 
 
 def working_example(task: str, *, docs_dir: Path, sets: list[str] | None = None,
-                    llm: Any = None, searcher: Any = None) -> dict:
+                    llm: Any = None, searcher: Any = None, docs_arg: str | None = None) -> dict:
     """The example as a JSON-ready dict: `example` (lang, code, status, errors, source,
     completed_imports) or None, `answer` (the LLM's markdown, or None offline),
-    `alternatives`, `warnings`, `guidance`, and the search's `confidence`."""
+    `alternatives`, `warnings`, `guidance`, and the search's `confidence`. `docs_arg`:
+    the --docs-dir given, repeated (with `sets`) in the suggested commands."""
     if searcher is None:
         from doc4llm.search.engine import Searcher
 
@@ -64,13 +67,15 @@ def working_example(task: str, *, docs_dir: Path, sets: list[str] | None = None,
     if not pieces:
         out["guidance"] = [
             "No code in the sections found for this task.",
-            *(f"Read: {read_command(r['page'], r['doc_set'], *r['lines'])}" for r in found["results"][:3]),
-            f'Try: doc4llm search "{task}" --json, or name the function/class you need.',
+            *(f"Read: {read_command(r['page'], r['doc_set'], *r['lines'], docs_arg)}"
+              for r in found["results"][:3]),
+            f"Try: doc4llm search {shlex.quote(task)} --json{scope_args(sets, docs_arg)}, "
+            "or name the function/class you need.",
         ]
         return out
     best = pieces[0]
-    out["example"] = _assemble(docs_dir, best)
-    out["alternatives"] = [{**p.location(), "lang": p.lang, "symbols": p.symbols}
+    out["example"] = _assemble(docs_dir, best, docs_arg)
+    out["alternatives"] = [{**p.location(docs_arg), "lang": p.lang, "symbols": p.symbols}
                            for p in pieces[1 : 1 + ALTERNATIVES]]
     if out["example"]["status"] == "error":
         placeholders = _PLACEHOLDER.search(out["example"]["code"])
@@ -86,10 +91,17 @@ def working_example(task: str, *, docs_dir: Path, sets: list[str] | None = None,
             out["warnings"] += failure.pop("warnings")
             out.update(failure)
         else:
-            out.update(mode="llm", answer=answer, llm_calls=calls,
-                       sources=[p.location() for p in pieces[:LLM_SOURCES]])
-            out["warnings"] += warnings + citation_warnings(answer, len(sources))
-    out["guidance"] = [f"Source: {best.location()['read']}"]
+            found, cite_warnings = check_citations(answer, sources, question=task,
+                                                   instructions=EXAMPLE_INSTRUCTIONS)
+            out.update(llm_calls=calls, verified=found.verified, citation_check=found.summary())
+            refused = rejection(found)
+            if refused:
+                out["warnings"] += [refused, *cite_warnings]
+            else:
+                out.update(mode="llm", answer=answer,
+                           sources=[p.location(docs_arg) for p in pieces[:LLM_SOURCES]])
+                out["warnings"] += warnings + cite_warnings
+    out["guidance"] = [f"Source: {best.location(docs_arg)['read']}"]
     if out["example"]["completed_imports"]:
         out["guidance"].append("Imports were added from neighbouring sections of the same page.")
     return out
@@ -162,7 +174,7 @@ def _is_example(piece: CodePiece) -> bool:
     return defines or sum(1 for line in piece.text.splitlines() if line.strip()) >= MIN_LINES
 
 
-def _assemble(docs_dir: Path, piece: CodePiece) -> dict:
+def _assemble(docs_dir: Path, piece: CodePiece, docs_arg: str | None = None) -> dict:
     imports = missing_imports(docs_dir, piece)
     code = piece.text
     if imports:
@@ -171,7 +183,7 @@ def _assemble(docs_dir: Path, piece: CodePiece) -> dict:
     return {
         "lang": piece.lang, "code": code, "symbols": piece.symbols,
         "status": report.status, "errors": [vars(e) for e in report.errors], "note": report.note,
-        "source": piece.location(),
+        "source": piece.location(docs_arg),
         "completed_imports": [{"text": text, "lines": [start, end]} for text, start, end in imports],
     }
 

@@ -14,8 +14,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from doc4llm.code.llm_answer import ask_verified, citation_warnings, model_failure
-from doc4llm.code.prompts import explain_messages
+from doc4llm.code.llm_answer import ask_verified, check_citations, model_failure, rejection
+from doc4llm.code.prompts import EXPLAIN_INSTRUCTIONS, explain_messages
 from doc4llm.code.retrieval import read_command
 from doc4llm.errors import ExternalError
 
@@ -67,15 +67,16 @@ def parse_error(text: str) -> ErrorSignature:
 
 
 def explain_error(text: str, *, docs_dir: Path, sets: list[str] | None = None, k: int = 5,
-                  llm: Any = None, searcher: Any = None) -> dict:
-    """Ranked sections (and an LLM explanation when `llm` is given) as a JSON-ready dict."""
+                  llm: Any = None, searcher: Any = None, docs_arg: str | None = None) -> dict:
+    """Ranked sections (and an LLM explanation when `llm` is given) as a JSON-ready dict.
+    `docs_arg`: the --docs-dir given, repeated in the suggested read commands."""
     sig = parse_error(text)
     if searcher is None:
         from doc4llm.search.engine import Searcher
 
         searcher = Searcher(docs_dir)
     found = searcher.search(sig.query, sets=sets, k=max(k, SEARCH_K), query_type="error")
-    ranked = _rank(found["results"], sig)[:k]
+    ranked = _rank(found["results"], sig, docs_arg)[:k]
     out: dict = {
         "error": asdict(sig), "query": sig.query, "mode": "sections",
         "confidence": found["confidence"], "abstained": found["abstained"],
@@ -90,12 +91,18 @@ def explain_error(text: str, *, docs_dir: Path, sets: list[str] | None = None, k
         except ExternalError as exc:  # the sections stay; the caller exits 3 (issue 29.5)
             out.update(model_failure(exc))
             return out
-        out.update(mode="llm", explanation=answer, llm_calls=calls,
-                   warnings=warnings + citation_warnings(answer, len(sources)))
+        found, cite_warnings = check_citations(answer, sources, question=sig.query,
+                                               instructions=EXPLAIN_INSTRUCTIONS)
+        out.update(llm_calls=calls, verified=found.verified, citation_check=found.summary())
+        refused = rejection(found)
+        if refused:
+            out["warnings"] = [refused, *cite_warnings]
+            return out
+        out.update(mode="llm", explanation=answer, warnings=warnings + cite_warnings)
     return out
 
 
-def _rank(results: list[dict], sig: ErrorSignature) -> list[dict]:
+def _rank(results: list[dict], sig: ErrorSignature, docs_arg: str | None = None) -> list[dict]:
     """Troubleshooting sections and sections naming the error first; search order otherwise."""
     needles = [n.lower() for n in ([sig.error_type] if sig.error_type else []) + sig.codes]
     scored = []
@@ -119,7 +126,7 @@ def _rank(results: list[dict], sig: ErrorSignature) -> list[dict]:
             "rank": i, "doc_set": r["doc_set"], "page": r["page"], "heading_path": r["heading_path"],
             "lines": r["lines"], "content_path": r.get("content_path"), "score": r.get("score"),
             "relevance": r.get("relevance"), "why": why or ["search match"],
-            "snippet": r.get("snippet"), "read": read_command(r["page"], r["doc_set"], lo, hi),
+            "snippet": r.get("snippet"), "read": read_command(r["page"], r["doc_set"], lo, hi, docs_arg),
         })
     return out
 

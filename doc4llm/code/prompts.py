@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from doc4llm.grounding import instructions_text
+
 EXAMPLE_SYSTEM = """You write one complete, working code example for a coding agent's task,
 from documentation excerpts.
 Rules:
@@ -24,16 +26,23 @@ REPAIR_CODE = """The code block you wrote does not parse:
 Reply with the corrected answer in the same format."""
 
 
+EXAMPLE_CLOSING = "Write the example now."
+EXPLAIN_CLOSING = "Explain it now."
+_REPAIR_LINES = [line for line in REPAIR_CODE.splitlines() if "{" not in line]
+EXAMPLE_INSTRUCTIONS = instructions_text(EXAMPLE_SYSTEM, EXAMPLE_CLOSING, *_REPAIR_LINES)
+EXPLAIN_INSTRUCTIONS = instructions_text(EXPLAIN_SYSTEM, EXPLAIN_CLOSING, *_REPAIR_LINES)
+
+
 def sources_text(sources: list[tuple[str, str]]) -> str:
     """[(label, text)] -> numbered source list for the prompt."""
     return "\n\n".join(f"[{i}] {label}\n{text}" for i, (label, text) in enumerate(sources, 1))
 
 
 def example_messages(task: str, sources: list[tuple[str, str]]) -> list[dict]:
-    user = f"Task: {task}\n\nSources:\n{sources_text(sources)}\n\nWrite the example now."
+    user = f"Task: {task}\n\nSources:\n{sources_text(sources)}\n\n{EXAMPLE_CLOSING}"
     return [{"role": "system", "content": EXAMPLE_SYSTEM}, {"role": "user", "content": user}]
 
 
 def explain_messages(error_text: str, sources: list[tuple[str, str]]) -> list[dict]:
-    user = f"Error:\n{error_text}\n\nSources:\n{sources_text(sources)}\n\nExplain it now."
+    user = f"Error:\n{error_text}\n\nSources:\n{sources_text(sources)}\n\n{EXPLAIN_CLOSING}"
     return [{"role": "system", "content": EXPLAIN_SYSTEM}, {"role": "user", "content": user}]

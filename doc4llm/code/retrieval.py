@@ -20,6 +20,7 @@ from doc4llm.code.chunker import CodeChunk, chunk_code
 from doc4llm.code.langdetect import resolve_language
 from doc4llm.corpus.paths import safe_join
 from doc4llm.corpus.sections import Section, parse_sections
+from doc4llm.reader import scope_args
 
 WHOLE_BLOCK_LINES = 80  # a block this short, wholly inside a result, is shown whole
 
@@ -39,18 +40,20 @@ class CodePiece:
     kinds: list[str] = field(default_factory=list)
     rank: int = 0  # rank of the search result that showed it; 0 = found on the page
 
-    def location(self) -> dict:
+    def location(self, docs_dir: str | None = None) -> dict:
         return {"doc_set": self.doc_set, "page": self.page, "heading_path": self.heading_path,
-                "lines": [self.start, self.end], "read": read_command(self.page, self.doc_set, self.start, self.end)}
+                "lines": [self.start, self.end],
+                "read": read_command(self.page, self.doc_set, self.start, self.end, docs_dir)}
 
 
-def read_command(page: str, doc_set: str, start: int, end: int) -> str:
-    """The command an agent runs to read these lines itself."""
+def read_command(page: str, doc_set: str, start: int, end: int, docs_dir: str | None = None) -> str:
+    """The command an agent runs to read these lines itself (with the --docs-dir the
+    command that prints it was given, so it runs as printed)."""
     if page.startswith("-") or any(c in page + doc_set for c in '$`\\"!'):
         from doc4llm.reader import read_command as quoted  # a name a shell would act on
 
-        return quoted(page, doc_set, start, end)
-    return f'doc4llm read "{page}" --set "{doc_set}" --lines {start}:{end}'
+        return quoted(page, doc_set, start, end, docs_dir)
+    return f'doc4llm read "{page}" --set "{doc_set}" --lines {start}:{end}{scope_args(None, docs_dir)}'
 
 
 @dataclass

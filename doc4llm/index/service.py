@@ -81,19 +81,21 @@ def index_after_ingest(docs_dir: Path, written: list[str], present: list[str] = 
     return report
 
 
-_COUNTER = re.compile(r"\b\d+/\d+ sections\b")
+_COUNTER = re.compile(r"\b(\d+)/(\d+) sections\b")
 
 
 def _every(progress: Callable[[str], None] | None, seconds: float = 2.0) -> Callable[[str], None] | None:
     """Throttle counter lines ("... 40/1566 sections") to one every few seconds; other
-    messages (a rebuild and why) always pass."""
+    messages (a rebuild and why) and the last count of a task (N/N) always pass, so the
+    count a task ends on is the one printed."""
     if progress is None:
         return None
     last = [0.0]
 
     def emit(msg: str) -> None:
         now = time.monotonic()
-        if not _COUNTER.search(msg):
+        counter = _COUNTER.search(msg)
+        if not counter or counter.group(1) == counter.group(2):
             progress(msg)
         elif now - last[0] >= seconds:
             last[0] = now

@@ -534,11 +534,13 @@ def build_vectors(docs_dir: Path, conn: sqlite3.Connection, set_name: str, embed
         unsaved = []
         last_save = time.monotonic()
 
-    total = len(todo)
+    # sections too short for a vector are marked done without one; the counts shown and
+    # returned are of the sections that get vectors, the same as embed_missing's (issue 35:
+    # "embedding 41", "embedded 32/41" and "52 sections embedded" for one set)
     empty = [r["id"] for r in todo if (r["words"] or 0) < MIN_WORDS]
     unsaved.extend(empty)
-    done += len(empty)
     todo = [r for r in todo if (r["words"] or 0) >= MIN_WORDS]
+    total = len(todo)
     chunks = [todo[i : i + batch] for i in range(0, len(todo), batch)]
 
     cache = VectorCache(docs_dir)

@@ -54,9 +54,14 @@ def run_cli_search(query: str, *, docs_dir: Path, sets: list[str] | None, k: int
 def llm_rerank_result(result: dict) -> dict:
     """Reorder results with the configured LLM; keep the local order on any problem."""
     warnings = result.setdefault("warnings", [])
+    if result.get("abstained"):  # no section is a confident match: no order worth changing
+        warnings.append("LLM rerank not run: the search abstained, so no section is a match "
+                        "worth reordering; local order kept")
+        result["reranked_by"] = "local"
+        return result
     try:
         from doc4llm.answer.llm import LLMClient
-        from doc4llm.answer.rerank_llm import rerank
+        from doc4llm.answer.rerank_llm import rerank, rerank_warning
     except ImportError:
         warnings.append("LLM rerank is not available in this build; local order kept")
         return result
@@ -66,12 +71,12 @@ def llm_rerank_result(result: dict) -> dict:
         return result
     try:
         reranked, kept_because = rerank(client, result["query"], result["query_type"],
-                                        result["results"])
+                                        result["results"], confidence=result.get("confidence"))
     except Exception as exc:  # the contract: local order on any error
         warnings.append(f"LLM rerank failed ({type(exc).__name__}); local order kept")
         return result
-    if kept_because:  # say so: the order shown is the local one (issue 30)
-        warnings.append(f"LLM rerank: local order kept ({kept_because})")
+    if kept_because:  # say so: the order shown is the local one (issues 30, 35)
+        warnings.append(rerank_warning(kept_because))
         result["reranked_by"] = "local"
         return result
     result["results"] = reranked
