@@ -286,3 +286,31 @@ def test_a_huge_phrasing_is_cut_and_its_absent_word_shown_short(docs):
     assert rc == 0 and "using the first 1000" in err
     line = next(ln for ln in out.splitlines() if ln.startswith("no section contains: "))
     assert len(line) < 80 and line.endswith("…")
+
+
+def test_fused_search_never_shows_a_near_twins_line_that_names_another_list(tmp_path):
+    """The lead phrasing's `same answer in ...` line names its own ranks and question type:
+    kept only when the fused list starts with the same three results and the question as
+    asked has that type."""
+    from doc4llm.search.phrasings import search_phrasings
+
+    def res(page: str, rank: int) -> dict:
+        return {"doc_set": "s@1", "page": page, "lines": [1, 5], "rank": rank, "heading_path": [page]}
+
+    twins = {"ranks": [1, 3], "kinds": ["how-to", "reference"], "read": 1, "why": "for a howto question, the how-to page"}
+    runs = {"asked": {"query_type": "general", "confidence": 20, "abstained": False, "twins": None,
+                      "results": [res("a", 1), res("x", 2), res("y", 3)]},
+            "guess": {"query_type": "howto", "confidence": 90, "abstained": False, "twins": twins,
+                      "results": [res("a", 1), res("b", 2), res("c", 3)]}}
+
+    class Searcher:
+        docs_dir = tmp_path
+
+        def search(self, q: str, **_: object) -> dict:
+            return {**runs[q], "results": [dict(r) for r in runs[q]["results"]]}
+
+    out = search_phrasings(Searcher(), ["asked", "guess"], sets=None, k=3)
+    assert out["results"][0]["page"] == "a" and out["twins"] is None  # asked as a general question
+    runs["asked"]["query_type"] = "howto"
+    runs["asked"]["results"] = [res("a", 1), res("b", 2), res("c", 3)]
+    assert search_phrasings(Searcher(), ["asked", "guess"], sets=None, k=3)["twins"] == twins  # same list, same type

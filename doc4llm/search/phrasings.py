@@ -81,6 +81,11 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
     out["phrasings"] = queries
     out["results"] = results
     out["abstained"] = all(run["abstained"] for run in runs)
+    lead_top = [_key(r) for r in runs[lead]["results"][:3]]
+    if out.get("twins") and (lead_top != order[:3] or runs[lead].get("query_type") != runs[0].get("query_type")):
+        # the lead phrasing's near-twins line names its own ranks and its own question type:
+        # wrong for the fused list or for the question as asked, so it is not shown
+        out["twins"] = None
     if tops:
         out["confidence"] = max(runs[i]["confidence"] for i in tops)
     else:  # the fused first result is no phrasing's first: no phrasing vouches for it alone
