@@ -32,10 +32,27 @@ def _where(r: dict) -> str:
     return r["page"]
 
 
+def _alnum(text: str) -> str:
+    return "".join(c for c in text.casefold() if c.isalnum())
+
+
+def _heading_path(r: dict) -> list[str]:
+    """The heading path without its first element when that only repeats the page named
+    just before it (`forward_annotations.md:55-239  forward_annotations > ...`): the same
+    words twice on every result line cost tokens and say nothing."""
+    path = list(r.get("heading_path") or [])
+    if len(path) > 1:
+        where = _where(r).rsplit("/", 1)[-1]
+        stem = where.rsplit(".", 1)[0] if "." in where else where
+        if _alnum(path[0]) in (_alnum(stem), _alnum(r.get("page") or "")):
+            path = path[1:]
+    return path
+
+
 def _result_block(r: dict, n_lines: int, show_set: bool) -> str:
     a, b = r["lines"]
     head = f"{r['rank']}. " + (f"{r['doc_set']} " if show_set else "") + f"{_where(r)}:{a}-{b} ~{r['tokens']}t  " \
-        + " > ".join(r["heading_path"])
+        + " > ".join(_heading_path(r))
     out = [head]
     for ln in (r.get("best_lines") or [])[:n_lines]:
         out.append(f"   {ln['line']}: {ln['text']}")
@@ -59,11 +76,12 @@ def _short(text: str, limit: int = 32) -> str:
     return text if len(text) <= limit else text[:limit - 1].rstrip() + "…"
 
 
-def _header(result: dict, show_set: bool, numbers: bool = True) -> list[str]:
-    """`numbers=False`: without the confidence figure (the MCP reply carries it as a field)."""
+def _header(result: dict, show_set: bool, numbers: bool = True, only_set: str | None = None) -> list[str]:
+    """`numbers=False`: without the confidence figure (the MCP reply carries it as a field).
+    `only_set`: every result shown comes from this set, though others were searched."""
     conf = result["confidence"]
     sets = result.get("sets") or []
-    scope = f" · {sets[0]}" if len(sets) == 1 and not show_set else ""
+    scope = f" · {sets[0]}" if len(sets) == 1 and not show_set else f" · from {only_set}" if only_set else ""
     if result["abstained"]:
         out = ["no section clearly answers this" + (f" (confidence {conf}/100)" if numbers else "") + ": "
                f"{result.get('confidence_explanation', '')}{scope}"]
@@ -122,7 +140,11 @@ def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, d
     runs as printed. `reader="mcp"`: the read hint is the `read_section` call (the MCP
     server sends this text as its reply)."""
     show_set = len(result.get("sets") or []) != 1
-    out = _header(result, show_set, numbers)
+    shown = result["results"][:ABSTAINED_SHOWN] if result["abstained"] else result["results"]
+    only_set = None
+    if show_set and shown and len({r["doc_set"] for r in shown}) == 1:
+        only_set, show_set = shown[0]["doc_set"], False  # said once in the header, not per result
+    out = _header(result, show_set, numbers, only_set)
     if result.get("scope"):  # only present when the project or a named version left sets out
         out.append(f"scope: {result['scope']['note']}")
     if result.get("query_enriched"):
