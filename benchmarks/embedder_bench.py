@@ -50,7 +50,7 @@ if not SHARED.exists():
 BENCHMARKS = {
     # name: (queries file, [(corpus folder, set name)] or None for a copy of md_docs/)
     "mdmem": (SHARED / "benchmarks/mdmem/queries_dev.json", [(SHARED / "benchmarks/mdmem/corpus", "Mdmem@dev")]),
-    "upstream": (ROOT / "benchmarks/upstream_queries.json", None),
+    "upstream": (ROOT / "benchmarks/search/queries/upstream_queries.json", None),
     "realdocs": (SHARED / "benchmarks/realdocs-dev/queries.json",
                  [(SHARED / "benchmarks/realdocs-dev/uv", "uv@dev"),
                   (SHARED / "benchmarks/realdocs-dev/pydantic", "pydantic@dev")]),

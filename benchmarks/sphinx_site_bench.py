@@ -8,7 +8,7 @@ score a labelled query file on it.
 
 The default site is Debian's python3.11-doc (`apt-get install python3.11-doc`, HTML under
 /usr/share/doc/python3.11/html); its library reference is scraped with `doc4llm scrape`
-into --docs-dir, then `doc4llm eval benchmarks/python_stdlib_queries.json` runs on it.
+into --docs-dir, then `doc4llm eval benchmarks/search/queries/python_stdlib_queries.json` runs on it.
 
 Structure report (from the docTOC.md files as written, so an older scrape can be compared):
 heading count and level distribution; headings whose title (docTOC / heading path) or

@@ -1,6 +1,6 @@
 """Fit the confidence model (doc4llm/search/calibration.py) with leave-one-corpus-out validation.
 
-    python benchmarks/calibrate.py NAME=QUERIES.json=DOCS_DIR[=CORPUS[=EMBEDDER]] ... [--write]
+    python benchmarks/search/calibrate.py NAME=QUERIES.json=DOCS_DIR[=CORPUS[=EMBEDDER]] ... [--write]
 
 Each NAME is one dev corpus (CORPUS picks one corpus of a corpus-aware query file such
 as realdocs-dev; EMBEDDER `none` collects lexical-only searches; the same corpus may be
@@ -26,12 +26,13 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
 
 from doc4llm.evaluation import _grade, load_queries, roc_auc  # noqa: E402
 from doc4llm.search.engine import Searcher  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[1] / "doc4llm" / "search" / "calibration.py"
+OUT = REPO / "doc4llm" / "search" / "calibration.py"
 
 
 def collect(specs: list[list[str]]) -> list[dict]:
@@ -161,7 +162,7 @@ def main() -> None:
         body = ",\n".join(f'    "{k}": {v:.4f}' for k, v in sorted(coef.items()))
         OUT.write_text(
             '"""Coefficients of the confidence model (see confidence.py).\n\n'
-            'Written by `python benchmarks/calibrate.py --write`; do not edit by hand.\n"""\n\n'
+            'Written by `python benchmarks/search/calibrate.py --write`; do not edit by hand.\n"""\n\n'
             f"BIAS = {bias:.4f}\nCOEFFICIENTS = {{\n{body},\n}}\nABSTAIN_BELOW = {t}\n")
         print(f"wrote {OUT}")
 

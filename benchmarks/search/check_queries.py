@@ -2,7 +2,7 @@
 """Validate a labelled query file against an md_docs corpus.
 
 Usage:
-    python benchmarks/check_queries.py [QUERIES.json] [--docs-dir DIR] [--show]
+    python benchmarks/search/check_queries.py [QUERIES.json] [--docs-dir DIR] [--show]
 
 Checks, for every query:
   * the object shape (query, kind, expected, optional also_valid with grade 1|2);
@@ -34,8 +34,8 @@ KINDS = {"howto", "error", "concept", "code_lookup", "api_reference", "general",
 FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
 HERE = os.path.dirname(os.path.abspath(__file__))
-DEFAULT_QUERIES = os.path.join(HERE, "upstream_queries.json")
-DEFAULT_DOCS = os.path.normpath(os.path.join(HERE, "..", "..", "shared", "corpora", "upstream_md_docs"))
+DEFAULT_QUERIES = os.path.join(HERE, "queries", "upstream_queries.json")
+DEFAULT_DOCS = os.path.normpath(os.path.join(HERE, "..", "..", "..", "shared", "corpora", "upstream_md_docs"))
 
 
 def parse_headings(path: str) -> list[tuple[int, int, str]]:

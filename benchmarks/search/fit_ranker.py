@@ -1,6 +1,6 @@
 """Fit the linear ranker (doc4llm/search/ranking_model.py) with leave-one-corpus-out validation.
 
-    python benchmarks/fit_ranker.py NAME=QUERIES.json=DOCS_DIR[=CORPUS] ... [--mode lex|vec] [--write]
+    python benchmarks/search/fit_ranker.py NAME=QUERIES.json=DOCS_DIR[=CORPUS] ... [--mode lex|vec] [--write]
         [--ceiling]
 
 Each NAME is one dev corpus (mdmem, upstream, uv, pydantic ...); CORPUS restricts a
@@ -22,12 +22,13 @@ import sys
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
 
 from doc4llm.evaluation import load_queries  # noqa: E402
 from doc4llm.search.engine import Searcher  # noqa: E402
 
-OUT = Path(__file__).resolve().parents[1] / "doc4llm" / "search" / "ranking_model.py"
+OUT = REPO / "doc4llm" / "search" / "ranking_model.py"
 # Rules the dev corpora cannot estimate (almost no query there names a page, and none has
 # a changelog): fixed weights, not fitted. Sized like one strong signal (bm25 at full
 # strength weighs ~3): a page named by the query rises; release notes step back below
@@ -213,7 +214,7 @@ def main() -> None:
         weights[args.mode] = {k: round(v, 4) for k, v in final.items()}
         body = "\n".join(f'    "{m}": {json.dumps(w)},' for m, w in weights.items())
         OUT.write_text('"""Weights of the linear ranker (see rerank.py and features.py).\n\n'
-                       'Written by `python benchmarks/fit_ranker.py --write`; do not edit by hand.\n"""\n\n'
+                       'Written by `python benchmarks/search/fit_ranker.py --write`; do not edit by hand.\n"""\n\n'
                        f"WEIGHTS = {{\n{body}\n}}\n")
         print(f"wrote {OUT}")
 

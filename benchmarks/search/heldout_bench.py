@@ -1,7 +1,7 @@
 """Every labelled query file against its docs, with and without vectors, checked against
 the frozen baselines: one command for "did this change hurt anything?".
 
-    python benchmarks/heldout_bench.py [--work DIR] [--only NAME ...] [--lex-only]
+    python benchmarks/search/heldout_bench.py [--work DIR] [--only NAME ...] [--lex-only]
         [--no-compare] [--shared ../shared]
 
 Each entry below names its query file and where its docs come from, the way the README
@@ -10,7 +10,7 @@ package's docs (`npm pack`), a Debian package's files, the bundled `md_docs/`, o
 dev benchmarks in `../shared`. Sources are fetched once into WORK/src (the package
 registries are the only network this needs), each set is imported into WORK/NAME with
 `doc4llm import` and indexed with `doc4llm index`, then `doc4llm eval --json --compare
-benchmarks/baselines/NAME_{vec,lex}.json` runs. A missing source (no Debian package, no
+benchmarks/search/baselines/NAME_{vec,lex}.json` runs. A missing source (no Debian package, no
 ../shared, no network) skips that entry with the reason; any regression beyond the
 baseline tolerance exits 1.
 """
@@ -27,8 +27,8 @@ import tarfile
 from dataclasses import dataclass
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-BENCH = REPO / "benchmarks"
+REPO = Path(__file__).resolve().parents[2]
+BASELINES = Path(__file__).resolve().parent / "baselines"  # NAME_{vec,lex}.json
 
 
 @dataclass(frozen=True)
@@ -52,26 +52,26 @@ ENTRIES: dict[str, Entry] = {
         Source("repo", f"{SHARED}/realdocs-dev/uv", "", "uv@dev"),
         Source("repo", f"{SHARED}/realdocs-dev/pydantic", "", "pydantic@dev"))),
     "mdmem": Entry(f"{SHARED}/mdmem/queries_dev.json", (Source("repo", f"{SHARED}/mdmem/corpus", "", "Mdmem@dev"),)),
-    "up": Entry("benchmarks/upstream_queries.json", (Source("repo", "md_docs", "", ""),)),
+    "up": Entry("benchmarks/search/queries/upstream_queries.json", (Source("repo", "md_docs", "", ""),)),
     "code": Entry("benchmarks/code_lookup_queries.json", (
         Source("repo", "md_docs", "", ""), Source("repo", "benchmarks/code_docs", "", "Code_Examples@latest")),
         lexical=False),
-    "node": Entry("benchmarks/node_api_queries.json", (Source("path", "/usr/share/doc/nodejs/api", "", "node@18"),)),
-    "npm": Entry("benchmarks/npm_undici_queries.json", (
+    "node": Entry("benchmarks/search/queries/node_api_queries.json", (Source("path", "/usr/share/doc/nodejs/api", "", "node@18"),)),
+    "npm": Entry("benchmarks/search/queries/npm_undici_queries.json", (
         Source("path", "/usr/lib/node_modules/npm/docs/content", "", "npm@11"),
         Source("path", "/usr/lib/node_modules/npm/node_modules/undici/docs/docs", "", "undici@7"))),
-    "contrib": Entry("benchmarks/node_contributing_queries.json", (
+    "contrib": Entry("benchmarks/search/queries/node_contributing_queries.json", (
         Source("path", "/usr/share/doc/nodejs/contributing", "", "contributing@18"),)),
-    "fp": Entry("benchmarks/fastify_pino_queries.json", (
+    "fp": Entry("benchmarks/search/queries/fastify_pino_queries.json", (
         Source("npm", "fastify@5.12.8", "package/docs", "fastify@5"), Source("npm", "pino@10.4.0", "package/docs", "pino@10"))),
-    "pip": Entry("benchmarks/pip_myst_queries.json", (Source("path", "/usr/share/doc/python3-pip/html", "", "pip@23"),)),
-    "bh": Entry("benchmarks/black_hatch_queries.json", (
+    "pip": Entry("benchmarks/search/queries/pip_myst_queries.json", (Source("path", "/usr/share/doc/python3-pip/html", "", "pip@23"),)),
+    "bh": Entry("benchmarks/search/queries/black_hatch_queries.json", (
         Source("pypi", "black==26.10.1", "docs", "black@26"), Source("pypi", "hatch==1.18.2", "docs", "hatch@1"))),
-    "ca": Entry("benchmarks/cibuildwheel_attrs_queries.json", (
+    "ca": Entry("benchmarks/search/queries/cibuildwheel_attrs_queries.json", (
         Source("pypi", "cibuildwheel==4.3.5", "docs", "cibuildwheel@4"), Source("pypi", "attrs==26.1.0", "docs", "attrs@26"))),
-    "ss": Entry("benchmarks/starlette_structlog_queries.json", (
+    "ss": Entry("benchmarks/search/queries/starlette_structlog_queries.json", (
         Source("pypi", "starlette==1.10.0", "docs", "starlette@1"), Source("pypi", "structlog==26.1.0", "docs", "structlog@26"))),
-    "gm": Entry("benchmarks/griffe_mkdocstrings_queries.json", (
+    "gm": Entry("benchmarks/search/queries/griffe_mkdocstrings_queries.json", (
         Source("pypi", "griffe==2.4.1", "docs", "griffe@2"), Source("pypi", "mkdocstrings==1.0.8", "docs", "mkdocstrings@1"))),
 }
 
@@ -162,7 +162,7 @@ def evaluate(name: str, entry: Entry, docs: Path, mode: str, compare: bool) -> t
     cmd = ["doc4llm", "eval", str(in_repo(entry.queries)), "--docs-dir", str(docs), "--json"]
     if mode == "lex":
         cmd += ["--embedder", "none"]
-    base = BENCH / "baselines" / f"{name}_{mode}.json"
+    base = BASELINES / f"{name}_{mode}.json"
     if compare and base.exists():
         cmd += ["--compare", str(base)]
     r = _run(cmd)
@@ -203,7 +203,7 @@ def main() -> int:
             for mode in modes:
                 report, regressed = evaluate(name, entry, docs, mode, not args.no_compare)
                 o = report["overall"]
-                base = BENCH / "baselines" / f"{name}_{mode}.json"
+                base = BASELINES / f"{name}_{mode}.json"
                 b = json.loads(base.read_text())["overall"] if base.exists() else {}
                 delta = " ".join(f"{k} {b[k]:.3f}->{o[k]:.3f}" for k in ("top1", "top3", "no_answer_abstention")
                                  if b.get(k) is not None and o.get(k) is not None and abs(b[k] - o[k]) > 1e-9)

@@ -10,9 +10,9 @@ Runs on a tmp COPY of md_docs (never writes into the repo's md_docs):
 Prints markdown tables. Wall time on a loaded shared machine is mostly queueing for a
 core, so each child's own CPU time (user+sys) is printed too.
 
-    python benchmarks/latency_bench.py                       # fresh tmp copy, builds vectors
-    python benchmarks/latency_bench.py --docs-copy /tmp/lat       # reuse a copy (vectors kept)
-    python benchmarks/latency_bench.py --vector-set OpenCode_Docs@latest   # embed one set only
+    python benchmarks/search/latency_bench.py                       # fresh tmp copy, builds vectors
+    python benchmarks/search/latency_bench.py --docs-copy /tmp/lat       # reuse a copy (vectors kept)
+    python benchmarks/search/latency_bench.py --vector-set OpenCode_Docs@latest   # embed one set only
 """
 
 from __future__ import annotations
@@ -27,8 +27,9 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import REPO, child_env, copy_sets, doc4llm_cmds, load, pct, run_timed, table  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))  # bench_common, the shared helpers
+from bench_common import child_env, copy_sets, doc4llm_cmds, load, pct, run_timed, table  # noqa: E402
 
 sys.path.insert(0, str(REPO))
 from doc4llm.index.embedders import DEFAULT_EMBEDDER  # noqa: E402
@@ -151,7 +152,7 @@ def main() -> None:
     ap.add_argument("--src", type=Path, default=REPO / "md_docs")
     ap.add_argument("--docs-copy", type=Path, default=None,
                     help="Docs dir to copy into and keep (reused when it exists; default: a tmp dir).")
-    ap.add_argument("--queries", type=Path, default=REPO / "benchmarks" / "upstream_queries.json")
+    ap.add_argument("--queries", type=Path, default=REPO / "benchmarks" / "search" / "queries" / "upstream_queries.json")
     ap.add_argument("-n", type=int, default=21, help="Number of queries (round-robin over kinds).")
     ap.add_argument("--reps", type=int, default=1, help="Passes over the queries per launcher.")
     ap.add_argument("--vector-set", action="append", default=None,

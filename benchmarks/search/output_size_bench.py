@@ -1,7 +1,7 @@
 """What one `doc4llm search` call hands an agent, over a labelled benchmark folder of the
 realdocs shape (queries.json + corpus folders, as ../shared/agent-study reads them).
 
-    python benchmarks/output_size_bench.py ROOT DOCS_DIR [--k 3] [--json OUT]
+    python benchmarks/search/output_size_bench.py ROOT DOCS_DIR [--k 3] [--json OUT]
 
 DOCS_DIR holds the corpora imported as `<corpus>@<anything>` and indexed. Reports the size
 of the default text output (characters and ~tokens: median, mean, max), and how often the
@@ -48,7 +48,7 @@ def main() -> int:
     ap.add_argument("--k", type=int, default=3)
     ap.add_argument("--json")
     a = ap.parse_args()
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from doc4llm.search.engine import Searcher
     from doc4llm.search.render import render_text
 

@@ -1,7 +1,7 @@
 """realdocs-dev the way a user meets it: each corpus imported as its own doc set into ONE
 docs dir, every query searched across all sets, reported per kind and per corpus.
 
-    python benchmarks/realdocs_bench.py [--bench ../shared/benchmarks/realdocs-dev]
+    python benchmarks/search/realdocs_bench.py [--bench ../shared/benchmarks/realdocs-dev]
         [--docs-dir DIR] [--embedder minilm|none|...] [--json OUT.json] [--failures]
 
 The docs dir is kept (default: a temp dir per run) so a second run with --docs-dir
@@ -20,9 +20,10 @@ import tempfile
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
 
-DEFAULT_BENCH = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "realdocs-dev"
+DEFAULT_BENCH = REPO.parent / "shared" / "benchmarks" / "realdocs-dev"
 
 
 def prepare(bench: Path, docs_dir: Path) -> list[str]:

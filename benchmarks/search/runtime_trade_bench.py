@@ -6,7 +6,7 @@ Written for issue 28 (onnxruntime runs the queries; the numpy ONNX interpreter w
 removed): docs/indexing.md has the numbers. Each checkout searches its own copy of the
 docs (indexed beforehand with its own `doc4llm index`), so neither reads the other's index.
 
-    python benchmarks/runtime_trade_bench.py --tree before=/work/wt-28-before:/tmp/d/before \\
+    python benchmarks/search/runtime_trade_bench.py --tree before=/work/wt-28-before:/tmp/d/before \\
         --tree after=/work/wt-28:/tmp/d/after --rounds 5
 """
 
