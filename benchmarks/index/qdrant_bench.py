@@ -1,6 +1,6 @@
 """SQLite vs the Qdrant backend (qdrant-client's local mode) read by a STATELESS reader.
 
-    python benchmarks/qdrant_bench.py QUERIES.json --docs-dir DIR [--embedder none|minilm]
+    python benchmarks/index/qdrant_bench.py QUERIES.json --docs-dir DIR [--embedder none|minilm]
         [--work DIR] [--json OUT.json]
 
 1. `doc4llm index` the docs dir (lexical, and vectors unless --embedder none), then run
@@ -28,7 +28,8 @@ import time
 from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO))
 
 
 def _contract(res: dict) -> dict:

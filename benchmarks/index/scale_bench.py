@@ -15,9 +15,9 @@ and extrapolated (said so); `--vectors SIZE` builds the default embedder's vecto
 size for real (`doc4llm index`, progress in docs_SIZE.vectors.log) and times searches
 that use them, warm in-process and in new processes.
 
-    python benchmarks/scale_bench.py                          # 10k, 30k, 100k sections
-    python benchmarks/scale_bench.py --sizes 2000,10000 --vec-sample 0
-    python benchmarks/scale_bench.py --sizes 100000 --keep DIR --reuse-index --vectors 100000
+    python benchmarks/index/scale_bench.py                          # 10k, 30k, 100k sections
+    python benchmarks/index/scale_bench.py --sizes 2000,10000 --vec-sample 0
+    python benchmarks/index/scale_bench.py --sizes 100000 --keep DIR --reuse-index --vectors 100000
 """
 
 from __future__ import annotations
@@ -36,8 +36,9 @@ import time
 from collections import Counter
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_common import REPO, child_env, du_bytes, load, pct, run_timed, table  # noqa: E402
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "benchmarks"))  # bench_common, the shared helpers
+from bench_common import child_env, du_bytes, load, pct, run_timed, table  # noqa: E402
 
 SECTIONS_PER_PAGE = 20  # H1 + 19 headings
 LEX = child_env(DOC4LLM_EMBEDDER="none")
