@@ -1,7 +1,7 @@
 """`doc4llm sync` / `add` against the real registries (PyPI, npm): what a project's
 dependencies yield, per package, and whether a synced set answers version questions.
 
-    python benchmarks/deps_bench.py [--out results.json] [--jobs 4] [--skip-python] [--skip-js]
+    python benchmarks/ingest/deps_bench.py [--out results.json] [--jobs 4] [--skip-python] [--skip-js]
 
 1. This project's own direct dependencies (its pyproject.toml, ranges resolved to the
    newest matching release) and a JavaScript app's package.json (vite, react, zod,
@@ -28,7 +28,7 @@ import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO))
 
 from doc4llm.ingest.packages.package_docs import add_package  # noqa: E402
@@ -150,6 +150,7 @@ def main() -> None:
             results["python"] = res = sync_table(proj, tmp / "md-py", args.jobs)
             print_sync("doc4llm's own dependencies (pyproject.toml, extras and dev included)", res)
             import tomllib
+
             from packaging.requirements import Requirement
 
             runtime = {Requirement(r).name.lower().replace("_", "-") for r in

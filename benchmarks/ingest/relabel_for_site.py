@@ -2,7 +2,7 @@
 site (labels: set + page folder + heading path), to score the same questions on the
 site's HTML as on its markdown sources.
 
-    python benchmarks/relabel_for_site.py ../shared/benchmarks/realdocs-dev/queries.json \
+    python benchmarks/ingest/relabel_for_site.py ../shared/benchmarks/realdocs-dev/queries.json \
         --corpus uv --set-dir /tmp/uvdocs/uv@site --base http://127.0.0.1:8766/ > /tmp/uv_site.json
     doc4llm eval /tmp/uv_site.json --docs-dir /tmp/uvdocs
 

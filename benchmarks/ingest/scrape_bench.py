@@ -1,6 +1,6 @@
 """Scraper throughput and memory on a generated documentation site served on loopback.
 
-    python benchmarks/scrape_bench.py [--pages 600] [--concurrency 1 8]
+    python benchmarks/ingest/scrape_bench.py [--pages 600] [--concurrency 1 8]
 
 Generates a static site (Docusaurus- and MkDocs-shaped pages with sidebars, code blocks,
 tables and admonitions, plus a sitemap), serves it with `python -m http.server` on

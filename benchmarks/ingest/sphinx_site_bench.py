@@ -1,9 +1,9 @@
 """Real-site benchmark: scrape a documentation site served on 127.0.0.1, check its structure,
 score a labelled query file on it.
 
-    python benchmarks/sphinx_site_bench.py                      # Python 3.11 stdlib docs
-    python benchmarks/sphinx_site_bench.py --skip-scrape --docs-dir /tmp/pydocs
-    python benchmarks/sphinx_site_bench.py --html-root site/ --start index.html \
+    python benchmarks/ingest/sphinx_site_bench.py                      # Python 3.11 stdlib docs
+    python benchmarks/ingest/sphinx_site_bench.py --skip-scrape --docs-dir /tmp/pydocs
+    python benchmarks/ingest/sphinx_site_bench.py --html-root site/ --start index.html \
         --set uv@dev --queries none                             # any built site (MkDocs...)
 
 The default site is Debian's python3.11-doc (`apt-get install python3.11-doc`, HTML under
@@ -32,7 +32,7 @@ from urllib.parse import urlsplit
 from doc4llm.corpus.sections import parse_page
 from doc4llm.corpus.toc import parse_toc
 
-HERE = Path(__file__).resolve().parent
+REPO = Path(__file__).resolve().parents[2]
 _MARKUP_IN_TITLE = re.compile(r"\]\(|`|</?(?:a|code|em|strong|span|b|i|img|br|sub|sup|div|p)[\s>/]|\{#|\{:")
 _UNESCAPED_MARKUP = re.compile(r"(?<!\\)(?:\]\(|`|\*\*|<[a-z][a-z0-9]*[\s>/])")
 _ID = re.compile(r"""\bid=["']([^"']+)["']""")
@@ -114,7 +114,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--docs-dir", type=Path, default=Path("/tmp/pydocs"))
     ap.add_argument("--set", default="Python@3.11")
     ap.add_argument("--port", type=int, default=8765)
-    ap.add_argument("--queries", default=str(HERE / "python_stdlib_queries.json"),
+    ap.add_argument("--queries", default=str(REPO / "benchmarks" / "search" / "queries" / "python_stdlib_queries.json"),
                     help="labelled query file for `doc4llm eval`, or 'none'")
     ap.add_argument("--skip-scrape", action="store_true", help="reuse the docs dir as it is")
     ap.add_argument("--embedder", default=None, help="passed to `doc4llm eval`")
