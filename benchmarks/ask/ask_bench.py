@@ -11,7 +11,7 @@ the search engine). Model time on the fakes is near zero, so overhead is the cos
 adds on top of a model's own latency. "client setup" is building the openai and tavily
 clients (once per `ask` process), outside the loop.
 
-    python benchmarks/ask_bench.py [--runs 5] [--stub-search]
+    python benchmarks/ask/ask_bench.py [--runs 5] [--stub-search]
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+REPO = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(REPO / "tests"))  # the loopback fakes
 
 from fakes_llm import SCENARIOS, FakeOpenAI, FakeTavily, fake_env, make_docs, stub_search  # noqa: E402
 

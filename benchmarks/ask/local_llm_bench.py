@@ -14,7 +14,7 @@ llama-cpp-python compiles for 12-40 minutes on a loaded 2-core machine):
 
 Run (starts and stops the server itself with --server-python; --base-url uses a running one):
 
-    python benchmarks/local_llm_bench.py --server-python .llm-venv/bin/python \\
+    python benchmarks/ask/local_llm_bench.py --server-python .llm-venv/bin/python \\
         [--runs 2] [--json-out FILE] [--quick]
 
 The server is started through a small launcher that passes `use_extra_bufts=False` to
@@ -46,7 +46,7 @@ from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO / "tests" / "fixtures" / "mdmem" / "corpus"
 SET = "Mdmem@dev"
 MODEL = "smollm2-135m"

