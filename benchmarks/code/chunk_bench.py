@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Chunking throughput of doc4llm.code.chunks_for_section, in lines per second.
 
-Usage: python benchmarks/chunk_bench.py [--repeat N]
+Usage: python benchmarks/code/chunk_bench.py [--repeat N]
 
 Measures, per section as the indexer calls it (code detection, language resolution,
 tree-sitter parse and split included):
   * the upstream corpus (../shared/corpora/upstream_md_docs, 82 real pages);
-  * benchmarks/code_docs (code-heavy pages with long blocks in six languages);
+  * benchmarks/code/code_docs (code-heavy pages with long blocks in six languages);
   * one synthetic 5,000-line code block per language (Python, TypeScript, Go, JSON),
     unlabelled, so language detection is part of the cost.
 """
@@ -21,7 +21,8 @@ from doc4llm.code import chunks_for_section
 from doc4llm.corpus.sections import parse_sections
 
 HERE = Path(__file__).resolve().parent
-UPSTREAM = HERE.parent.parent / "shared" / "corpora" / "upstream_md_docs"
+REPO = Path(__file__).resolve().parents[2]
+UPSTREAM = REPO.parent / "shared" / "corpora" / "upstream_md_docs"
 
 
 def section_texts(pages: list[Path]) -> list[tuple[str, int]]:

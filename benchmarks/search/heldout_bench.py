@@ -53,8 +53,8 @@ ENTRIES: dict[str, Entry] = {
         Source("repo", f"{SHARED}/realdocs-dev/pydantic", "", "pydantic@dev"))),
     "mdmem": Entry(f"{SHARED}/mdmem/queries_dev.json", (Source("repo", f"{SHARED}/mdmem/corpus", "", "Mdmem@dev"),)),
     "up": Entry("benchmarks/search/queries/upstream_queries.json", (Source("repo", "md_docs", "", ""),)),
-    "code": Entry("benchmarks/code_lookup_queries.json", (
-        Source("repo", "md_docs", "", ""), Source("repo", "benchmarks/code_docs", "", "Code_Examples@latest")),
+    "code": Entry("benchmarks/code/code_lookup_queries.json", (
+        Source("repo", "md_docs", "", ""), Source("repo", "benchmarks/code/code_docs", "", "Code_Examples@latest")),
         lexical=False),
     "node": Entry("benchmarks/search/queries/node_api_queries.json", (Source("path", "/usr/share/doc/nodejs/api", "", "node@18"),)),
     "npm": Entry("benchmarks/search/queries/npm_undici_queries.json", (
