@@ -6,7 +6,7 @@ findall scans from every position, so a pattern that is only ever used anchored
 (`match`, `fullmatch`) may be listed without being a problem: check how it is called.
 docs/hardening.md lists what this found for issue 29 and what was left alone, and why.
 
-    python benchmarks/regex_audit.py
+    python benchmarks/hardening/regex_audit.py
 """
 
 from __future__ import annotations

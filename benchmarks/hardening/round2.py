@@ -5,8 +5,8 @@ Each case runs in a child process with a time limit (a case that is still quadra
 run for minutes) and prints the wall time of the measured call alone (imports and set-up
 excluded). Run it on this tree, then on an older one to compare:
 
-    python benchmarks/hardening_round2.py                      # the code on sys.path
-    PYTHONPATH=/tmp/old-tree python benchmarks/hardening_round2.py --timeout 60
+    python benchmarks/hardening/round2.py                      # the code on sys.path
+    PYTHONPATH=/tmp/old-tree python benchmarks/hardening/round2.py --timeout 60
 
 docs/hardening.md records the numbers.
 """
