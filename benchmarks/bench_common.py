@@ -3,6 +3,13 @@
 Why wall AND cpu time: the benchmark machine is shared (2 cores, load often > 5), so a
 child's wall time mostly measures the queue for a core. The child's own user+sys CPU
 time (from os.wait4) is the load-independent number; both are reported.
+
+It stays at the top of benchmarks/ because several groups use it. A script in a group
+folder imports it the same way everywhere:
+
+    REPO = Path(__file__).resolve().parents[2]
+    sys.path.insert(0, str(REPO / "benchmarks"))  # bench_common, the shared helpers
+    from bench_common import run_timed, table  # noqa: E402
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 server, both scripted per test and driven through the real openai / tavily-python clients.
 Also a tiny contract-shaped search over real md_docs files, and a sample docs dir.
 
-Used by tests/test_ask_*.py and benchmarks/ask_bench.py.
+Used by tests/test_ask_*.py and benchmarks/ask/ask_bench.py.
 """
 
 from __future__ import annotations
@@ -280,7 +280,7 @@ def stub_search(docs: Path):
     return search
 
 
-# -- the scenarios the tests and benchmarks/ask_bench.py run ---------------------------------
+# -- the scenarios the tests and benchmarks/ask/ask_bench.py run -----------------------------
 
 HOOK_ANSWER = """Add the hook under `hooks` in `.claude/settings.json` [1]:
 

@@ -1,5 +1,5 @@
 """Issue 35 end to end: the real CLI over the mdmem fixture, against loopback servers that
-reply like SmolLM2-135M did in benchmarks/local_llm_bench.py (index-echo rerank scores, one
+reply like SmolLM2-135M did in benchmarks/ask/local_llm_bench.py (index-echo rerank scores, one
 constant evaluator verdict, bracketed numbers that are not citations, the prompt copied
 back), and like a good model (a correct cited answer, sensible scores). The first must
 claim nothing doc4llm did not check; the second must be answered, verified and reranked:
@@ -68,7 +68,7 @@ CONSTANT_VERDICT = json.dumps({  # the same verdict for every answer, contradict
                  "details": {"queries": []}},
     "contextCompression": {"establishedFacts": [], "gaps": [], "stillNeeded": [], "summary": ""}})
 
-SMOLLM_ANSWERS = [  # replies SmolLM2-135M gave in benchmarks/local_llm_bench.py (shortened)
+SMOLLM_ANSWERS = [  # replies SmolLM2-135M gave in benchmarks/ask/local_llm_bench.py (shortened)
     # list markers and a copied source header
     "1. [1] Mdmem@dev / Deployment Guide / Deployment Guide > Rolling Back (lines 29-32)\n"
     "2. [2] To do this, you need to follow the steps to do it.",

@@ -10,7 +10,7 @@ from growth import assert_linear
 from doc4llm.code import CodeChunk, chunks_for_section
 from doc4llm.code.chunker import MAX_LINES, chunk_code
 
-CODE_DOCS = Path(__file__).resolve().parent.parent / "benchmarks" / "code_docs"
+CODE_DOCS = Path(__file__).resolve().parent.parent / "benchmarks" / "code" / "code_docs"
 
 
 def _doc(name: str) -> tuple[str, list[str]]:

@@ -27,7 +27,7 @@ def test_indented_code_counts_as_code():
 
 
 def test_parameter_table_is_api_reference():
-    text = (ROOT / "benchmarks" / "code_docs" / "retrykit-api-reference.md").read_text()
+    text = (ROOT / "benchmarks" / "code" / "code_docs" / "retrykit-api-reference.md").read_text()
     section = text.split("## RetryPolicy", 1)[0]
     assert content_type(section) == "api-reference"
 

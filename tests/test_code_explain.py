@@ -25,7 +25,7 @@ OFFLINE = {"OPENAI_API_KEY": None, **LEXICAL}
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("explain_docs") / "md_docs"
-    proc = run_cli("import", ROOT / "benchmarks" / "code_docs", "--set", "Code_Examples@latest",
+    proc = run_cli("import", ROOT / "benchmarks" / "code" / "code_docs", "--set", "Code_Examples@latest",
                    "--docs-dir", root)
     assert proc.returncode == 0, proc.stderr
     return root

@@ -108,7 +108,7 @@ def test_answer_warnings_name_the_broken_block():
 
 
 def test_upstream_code_docs_verify_clean():
-    for page in sorted((ROOT / "benchmarks" / "code_docs").glob("*.md")):
+    for page in sorted((ROOT / "benchmarks" / "code" / "code_docs").glob("*.md")):
         reports = verify_markdown(page.read_text())
         assert all(r.status == "ok" for r in reports), (page.name, [r.to_dict() for r in reports if r.status != "ok"])
 
@@ -143,7 +143,7 @@ def test_cli_unverified_language_exits_0():
 
 
 def test_cli_clean_file_exits_0():
-    proc = _cli(str(ROOT / "benchmarks" / "code_docs" / "gopool-worker-pool.md"))
+    proc = _cli(str(ROOT / "benchmarks" / "code" / "code_docs" / "gopool-worker-pool.md"))
     assert proc.returncode == 0 and "0 error" in proc.stdout
 
 

@@ -9,7 +9,7 @@ not like a pattern that backtracks on long runs (the regex denial of service of 
 small examples check the structural properties.
 
 Profiles: `ci` (default: derandomized, fast) and `long` (DOC4LLM_FUZZ_PROFILE=long, many
-more examples; benchmarks/fuzz_long.sh runs it).
+more examples; benchmarks/hardening/fuzz_long.sh runs it).
 """
 
 from __future__ import annotations

@@ -38,8 +38,7 @@ import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(REPO / "benchmarks"))
-
+sys.path.insert(0, str(REPO / "benchmarks"))  # bench_common, the shared helpers
 from bench_common import load, run_timed  # noqa: E402
 
 DEPDEV = Path("/work/shared/benchmarks/depdev")

@@ -2,7 +2,7 @@
 ship no docs, which repository tag archives and docs-site URLs `add` would fetch (from the
 release's own metadata), what happens when it tries, and what the set then holds.
 
-    python benchmarks/ingest/upstream_bench.py [--out benchmarks/ingest/upstream_bench.json]
+    python benchmarks/ingest/upstream_bench.py [--out benchmarks/ingest/baselines/upstream_bench.json]
 
 Per package: (1) resolve on the registry, download and extract the archive, read its
 metadata and print the plan (`upstream_plan`: repositories, tag names and archive URLs in
@@ -49,7 +49,7 @@ def plan_for(spec: str, http: Http, work: Path) -> dict:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--out", default=str(REPO / "benchmarks" / "ingest" / "upstream_bench.json"))
+    ap.add_argument("--out", default=str(REPO / "benchmarks" / "ingest" / "baselines" / "upstream_bench.json"))
     ap.add_argument("packages", nargs="*", default=PACKAGES)
     args = ap.parse_args()
     rows = []

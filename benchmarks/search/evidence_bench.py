@@ -5,7 +5,7 @@
         [--embedder none] [--code OTHER_CHECKOUT] [--json OUT.json] [--show]
 
 DOCS_DIR holds the query file's corpora imported as `<corpus>@<anything>` (realdocs
-shape) or its sets (set-aware shape), e.g. the folders `benchmarks/realdocs_bench.py`
+shape) or its sets (set-aware shape), e.g. the folders `benchmarks/search/realdocs_bench.py`
 imports. `--code` imports doc4llm from another checkout (the code before a change), so
 both sides run on one machine at one load.
 
@@ -16,7 +16,7 @@ Per set it reports:
   these docs: ..."): **flags on a user's own value** (the `values` a check-set question
   labels: names the user chose, paths, URLs, spelling variants; must be 0), flags over a
   right first result (to read), and for no-answer questions whether the absent topic is
-  named (labels: the question's `absent`, else benchmarks/search/absent_topics_dev.json);
+  named (labels: the question's `absent`, else benchmarks/search/queries/absent_topics_dev.json);
 - the MCP replies' size as Claude Code shows them to the model (`JSON.stringify` of the
   structuredContent) over the CLI's text output for the same query: `search_docs` vs
   `doc4llm search`, and `grep_docs` vs `doc4llm grep` on the question's most specific
@@ -110,7 +110,7 @@ def run_set(name: str, queries_path: Path, docs_dir: Path, embedder: str | None,
 
     raw = json.loads(queries_path.read_text(encoding="utf-8"))
     raw_items = raw["queries"] if isinstance(raw, dict) else raw
-    dev_absent = json.loads((HERE / "absent_topics_dev.json").read_text(encoding="utf-8"))
+    dev_absent = json.loads((HERE / "queries" / "absent_topics_dev.json").read_text(encoding="utf-8"))
     queries = load_queries(queries_path)
     bind_corpora(queries, docs_dir)
     if embedder:

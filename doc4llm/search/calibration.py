@@ -1,6 +1,6 @@
 """Coefficients of the confidence model (see confidence.py).
 
-Written by `python benchmarks/calibrate.py --write`; do not edit by hand.
+Written by `python benchmarks/search/calibrate.py --write`; do not edit by hand.
 """
 
 BIAS = -2.7740

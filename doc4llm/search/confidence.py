@@ -2,7 +2,7 @@
 
 Confidence is a calibrated probability that the top result answers the query: a
 logistic model over a few cheap features, fitted on the dev query files by
-`benchmarks/calibrate.py` (coefficients in calibration.py). The features, grouped as
+`benchmarks/search/calibrate.py` (coefficients in calibration.py). The features, grouped as
 the three factors reported to users:
 
 - retrieval: the best fused score, the vector similarity of the best section to the

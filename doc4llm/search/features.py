@@ -1,7 +1,7 @@
 """Ranking features of one candidate section, each on a 0..1 scale.
 
 The learned ranker (ranker.py) scores candidates with a linear model over these; the
-weights are fitted by `benchmarks/fit_ranker.py` with leave-one-corpus-out validation.
+weights are fitted by `benchmarks/search/fit_ranker.py` with leave-one-corpus-out validation.
 Every feature is cheap: token streams stored at index time, a few regexes, and one
 query per search for the page-level facts (page kind, page title tokens).
 

@@ -1,6 +1,6 @@
 """Weights of the linear ranker (see rerank.py and features.py).
 
-Written by `python benchmarks/fit_ranker.py --write`; do not edit by hand.
+Written by `python benchmarks/search/fit_ranker.py --write`; do not edit by hand.
 """
 
 WEIGHTS = {

@@ -3,7 +3,7 @@ microseconds per candidate).
 
 The first stage (fusion.py) gathers candidates from every signal; here each of the top
 `depth` candidates gets the features of features.py and is scored by a linear model
-whose weights (ranking_model.py) were fitted by `benchmarks/fit_ranker.py` on all dev
+whose weights (ranking_model.py) were fitted by `benchmarks/search/fit_ranker.py` on all dev
 corpora with leave-one-corpus-out validation. There are two weight sets: one for when
 the chosen sets have vectors and one for lexical-only search, because the signals a
 candidate can carry differ. The first-stage score is itself a feature, so a candidate
