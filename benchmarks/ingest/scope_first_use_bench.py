@@ -13,7 +13,7 @@ checkout under test.
    the version it names. Then a project pinning pydantic 1.10.13 and sqlalchemy 2.0.30 is
    synced into that docs dir (a sync record; nothing fetched) and questions naming no
    version are asked outside it: how many results come from the pinned versions.
-2. depdev version questions (/work/shared/benchmarks/depdev, kind "version": Django 4.2.16
+2. depdev version questions (../shared/benchmarks/depdev, or $DOC4LLM_SHARED/benchmarks/depdev; kind "version": Django 4.2.16
    and 5.0.9 side by side, plus 7 other packages): is result 1 from the right version (and
    is it the labelled section)?
 3. First use: a project pinning 15 PyPI + 4 npm packages synced into a fresh docs dir
@@ -41,7 +41,7 @@ REPO = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO / "benchmarks"))  # bench_common, the shared helpers
 from bench_common import load, run_timed  # noqa: E402
 
-DEPDEV = Path("/work/shared/benchmarks/depdev")
+DEPDEV = Path(os.environ.get("DOC4LLM_SHARED") or REPO.parent / "shared") / "benchmarks" / "depdev"
 VERSION_SPECS = ("pydantic==1.10.13", "pydantic==2.7.4", "sqlalchemy==1.4.52", "sqlalchemy==2.0.30")
 VERSION_QUESTIONS = (
     ("our project is on pydantic 1.10: how do I validate two fields together", "pydantic@1.10.13"),
