@@ -15,18 +15,8 @@ def _in_scope(lookup, docs_dir, sets: tuple[str, ...], project: str | None, all_
     """A page looked up in the synced project's sets first (`pydantic (API)` is then the
     pinned version's), then in every set (a page only another set has is still found)."""
     from doc4llm.cli.scope import cli_scope
-    from doc4llm.errors import NotFoundError
 
-    scope = cli_scope(docs_dir, list(sets) or None, project, all_sets)
-    if sets or not scope.narrowed:
-        return lookup(list(sets) or None)
-    try:
-        return lookup(scope.names)
-    except NotFoundError as scoped:
-        try:
-            return lookup(None)
-        except NotFoundError:
-            raise scoped from None
+    return cli_scope(docs_dir, list(sets) or None, project, all_sets).lookup_first(lookup, list(sets) or None)
 
 
 def _kt(n: int) -> str:

@@ -22,10 +22,14 @@ every synced project count.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from doc4llm.corpus.paths import INDEX_DIRNAME
+
+T = TypeVar("T")
 
 SYNC_DIRNAME = "sync"
 MAX_PARENTS = 64  # a project is looked for at most this many folders up
@@ -123,6 +127,22 @@ class Scope:
     @property
     def narrowed(self) -> bool:
         return self.names is not None and len(self.names) < self.total
+
+    def lookup_first(self, lookup: Callable[[list[str] | None], T], sets: list[str] | None) -> T:
+        """`lookup(set names)` in this scope's sets first, then in every set: a page only
+        another set has is still found (`toc`, `read`, their MCP tools). `sets` given by
+        the caller win over the scope."""
+        from doc4llm.errors import NotFoundError
+
+        if sets or not self.narrowed:
+            return lookup(sets or None)
+        try:
+            return lookup(self.names)
+        except NotFoundError as scoped:
+            try:
+                return lookup(None)
+            except NotFoundError:
+                raise scoped from None
 
     def note(self) -> str | None:
         """One short line, only when the project left sets out."""

@@ -209,18 +209,7 @@ class DocsService:
 
     def _page_in_scope(self, lookup, sets: list[str] | None):
         """A page in the project's sets first, then in every set (as the CLI's toc/read)."""
-        from doc4llm.errors import NotFoundError
-
-        scope = self.scope(sets)
-        if sets or not scope.narrowed:
-            return lookup(sets)
-        try:
-            return lookup(scope.names)
-        except NotFoundError as scoped:
-            try:
-                return lookup(None)
-            except NotFoundError:
-                raise scoped from None
+        return self.scope(sets).lookup_first(lookup, sets)
 
     @property
     def session(self):
