@@ -100,13 +100,7 @@ class _FileDoc:
         stack: list[tuple[object, str, int, bool]] = [(program, "", 0, is_module)]
         while stack:
             container, prefix, depth, module_scope = stack.pop()
-            doc: str | None = None
-            for node in container.named_children:
-                if node.type == "comment":
-                    text = _text(node, self.src)
-                    doc = text if text.startswith("/**") else None
-                    continue
-                this_doc, doc = doc, None
+            for node, this_doc in self._with_jsdoc(container):
                 if node.type == "export_statement":
                     if depth == 0:
                         self._export_statement(node, this_doc, listed, defaults, equals, stack)
@@ -141,17 +135,22 @@ class _FileDoc:
                 self._document(decl, outer, jsdoc, "", 0, stack, name=exported, note=note)
         self._drain(stack)
 
+    def _with_jsdoc(self, container):
+        """A container's statements, each with the `/** ... */` comment right before it."""
+        doc: str | None = None
+        for node in container.named_children:
+            if node.type == "comment":
+                text = _text(node, self.src)
+                doc = text if text.startswith("/**") else None
+                continue
+            yield node, doc
+            doc = None
+
     def _drain(self, stack) -> None:
         """Namespace bodies pushed while documenting the export lists."""
         while stack:
             container, prefix, depth, _ = stack.pop()
-            doc: str | None = None
-            for node in container.named_children:
-                if node.type == "comment":
-                    text = _text(node, self.src)
-                    doc = text if text.startswith("/**") else None
-                    continue
-                this_doc, doc = doc, None
+            for node, this_doc in self._with_jsdoc(container):
                 inner = node.child_by_field_name("declaration") if node.type == "export_statement" else None
                 decl = _unwrap(inner if inner is not None else node)
                 if decl is not None and decl.type in DECLS:
