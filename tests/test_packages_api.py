@@ -271,6 +271,10 @@ def test_docstring_sections_become_lists():
               ":returns: The object.\n:raises ValidationError: If invalid.\n")
     md = docstring_markdown(sphinx).markdown
     assert "- `data` (`dict`): The data, a `dict`." in md and ":param" not in md and ":class:" not in md
+    # a field the parsers leave in the text (pytest's `:kwparam TYPE NAME:`): the name, then its type
+    md = docstring_markdown("Assert it raises.\n\n:kwparam str | re.Pattern[str] | None match:\n"
+                            "    If specified, a regular expression.\n").markdown
+    assert "- `match` (`str | re.Pattern[str] | None`): If specified" in md and "kwparam" not in md
 
 
 @pytest.mark.parametrize("make", [

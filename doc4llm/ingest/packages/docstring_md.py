@@ -468,9 +468,13 @@ def _field(name: str, arg: str, text: str) -> str:
     """A Sphinx field the parsers left in the text (`:param x: ...`) as a list item."""
     low = name.lower()
     text = inline_markdown(text)
-    if low in ("param", "parameter", "arg", "argument", "key", "keyword", "kwarg", "ivar", "var", "cvar"):
-        name_part = arg.split()[-1] if arg else ""
-        return f"- `{name_part}`: {text}".rstrip() if name_part else f"- {text}"
+    if low in ("param", "parameter", "arg", "argument", "key", "keyword", "kwarg", "kwparam", "ivar", "var",
+               "cvar"):
+        # `:kwparam str | None match:` (pytest): the last word is the name, the rest its type,
+        # written as the parsers write a typed parameter
+        name_part, _, typ = arg.rpartition(" ")[::-1] if " " in arg.strip() else (arg.strip(), "", "")
+        typed = f" (`{typ.strip()}`)" if typ.strip() else ""
+        return f"- `{name_part}`{typed}: {text}".rstrip() if name_part else f"- {text}"
     if low in ("type", "vartype", "meta"):
         return ""
     if low in ("returns", "return"):
