@@ -14,7 +14,7 @@ import time
 import pytest
 from conftest import run_cli
 
-from doc4llm.cli.sanitize import strip_controls
+from doc4llm.corpus.controls import strip_controls
 from doc4llm.corpus.writer import SetWriter
 
 SET = "Escapes@1"

@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from doc4llm.cli.sanitize import strip_controls
+from doc4llm.corpus.controls import strip_controls
 from doc4llm.errors import Doc4llmError, ExternalError
 
 docs_dir_option = click.option(
