@@ -203,6 +203,27 @@ def test_result_1_on_another_subject_or_a_legacy_api():
     assert other_subject(analyze("the legacy declarative base"), ranked, rows) is None  # asked about it
 
 
+def test_a_subsection_or_a_function_word_is_not_another_subject():
+    """Result 1 a page's introduction and result 3 its step ("Multi-tenant projects" >
+    "Restrict grants by tenant") is one subject, narrower; "Per-tenant limits" adds only
+    "per" (and `per_tenant`, a compound of a word result 1 already names)."""
+    from doc4llm.search.analyze import analyze
+    from doc4llm.search.fusion import Candidate
+    from doc4llm.search.subject import other_subject
+
+    ranked = [Candidate(1), Candidate(2), Candidate(3)]
+    for c, score in zip(ranked, (3.0, 2.9, 2.8), strict=True):
+        c.score = score
+    page = {"set_name": "w@1", "page": "Multi-tenant projects"}
+    rows = {1: {**page, "heading_path": ["Multi-tenant projects"], "text": "Tenants."},
+            2: {**page, "heading_path": ["Multi-tenant projects", "Per-tenant limits"], "text": "Limits."},
+            3: {**page, "heading_path": ["Multi-tenant projects", "2. Restrict grants by tenant"], "text": "Grants."}}
+    qa = analyze("per-tenant projects grants isolation")
+    assert other_subject(qa, ranked, rows) is None
+    rows[3] = {"set_name": "w@1", "page": "Access", "heading_path": ["Tenant projects", "Grants"], "text": "G."}
+    assert other_subject(qa, ranked, rows)[0] == 3  # the same words on another page: another subject
+
+
 def test_an_error_questions_quoted_text_is_the_subject_not_a_value():
     from doc4llm.search.analyze import analyze
 

@@ -42,6 +42,8 @@ from doc4llm.search.features import term_pattern
 from doc4llm.search.fusion import Candidate
 from doc4llm.search.subject import SUBJECT_CAP, other_subject
 
+STRONG = "strong match covering the question's terms"  # the top band's words (render leaves them out)
+
 HIGH_AT, MEDIUM_AT = 0.8, 0.5
 ABSENT_TERM_CAP = 10
 
@@ -457,7 +459,7 @@ def assess(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows: dict[int,
     elif named_page:
         why = "the query is the name of this page"
     elif conf_i >= 75:
-        why = "strong match covering the question's terms"
+        why = STRONG
     elif conf_i >= 35:
         why = "plausible match; check its lines"
     else:

@@ -11,9 +11,16 @@ from __future__ import annotations
 
 from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.reader import read_command
+from doc4llm.search.confidence import STRONG
 
 # best lines shown per result, by rank: the first result gets the most room
 LINES_BY_RANK = (3, 1, 1)
+# results 2-3 show one line to tell what they hold, not to answer from: shorter than result 1's
+OTHER_LINE_CHARS = 84
+# from this confidence results 2-3 show their heading path only: on the dev sets and the
+# check set (154 answerable questions), result 1 was right 51 times in 54 at >= 80 and the
+# answer was result 2 or 3 once; their lines were a third of such a search's text
+OTHERS_BARE_FROM = 80
 ABSTAINED_SHOWN = 2  # an abstention still shows its two best candidates
 # the ready `read` command is printed while result 1 may not answer: above this, agents
 # answered from the lines shown and the line was spent tokens (agent study, round 2)
@@ -49,19 +56,23 @@ def _heading_path(r: dict) -> list[str]:
     return path
 
 
-def _result_block(r: dict, n_lines: int, show_set: bool) -> str:
+def _result_block(r: dict, n_lines: int, show_set: bool, sure: bool = False) -> str:
+    """`sure`: result 1 is confident, so its neighbours' headings are left out (its
+    subsections stay: they settle "the page's intro or its step?")."""
     a, b = r["lines"]
     head = f"{r['rank']}. " + (f"{r['doc_set']} " if show_set else "") + f"{_where(r)}:{a}-{b} ~{r['tokens']}t  " \
         + " > ".join(_heading_path(r))
     out = [head]
+    width = None if r["rank"] == 1 else OTHER_LINE_CHARS
     for ln in (r.get("best_lines") or [])[:n_lines]:
-        out.append(f"   {ln['line']}: {ln['text']}")
+        out.append(f"   {ln['line']}: {_clip(ln['text'], width)}")
     entry = r.get("entry")
     if entry and n_lines:  # a long section: the entry that matched, to read instead of all of it
         out.append(f"   entry: {entry['lines'][0]}-{entry['lines'][1]} ~{entry['tokens']}t (the section is ~{r['tokens']}t)")
     near = r.get("nearby") or []
-    if near and n_lines and r["rank"] == 1:
-        label = "subsections" if all(x.get("child") for x in near) else "next to it"
+    children = bool(near) and all(x.get("child") for x in near)
+    if near and n_lines and r["rank"] == 1 and (children or not sure):
+        label = "subsections" if children else "next to it"
         out.append(f"   {label}: " + " · ".join(f"{_short(x['heading'])} {x['lines'][0]}-{x['lines'][1]}"
                                                for x in near))
     also = r.get("also_in") or []
@@ -70,6 +81,15 @@ def _result_block(r: dict, n_lines: int, show_set: bool) -> str:
         more = f" (+{len(pages) - 2})" if len(pages) > 2 else ""
         out.append(f"   same text also in: {', '.join(pages[:2])}{more}")
     return "\n".join(out)
+
+
+def _clip(text: str, limit: int | None) -> str:
+    """A best line cut at a word before `limit` (its match sits near its start)."""
+    if limit is None or len(text) <= limit:
+        return text
+    cut = text[:limit - 1]
+    space = cut.rfind(" ", limit // 2)
+    return (cut[:space] if space > 0 else cut).rstrip(" ,;:…") + "…"
 
 
 def _short(text: str, limit: int = 32) -> str:
@@ -89,9 +109,12 @@ def _header(result: dict, show_set: bool, numbers: bool = True, only_set: str | 
         if result["results"]:
             out.append("closest sections (weak; check before using):")
         return out
-    out = [(f"confidence {conf}/100: " if numbers else "") + f"{result.get('confidence_explanation', '')}{scope}"]
-    if result.get("phrasings") and len(result["phrasings"]) > 1:
-        out[0] += f" · {len(result['phrasings'])} phrasings"
+    why = result.get("confidence_explanation", "")
+    if why == STRONG:  # the figure (or the MCP reply's confidence field) says it
+        why = ""
+    head = ": ".join(x for x in (f"confidence {conf}/100" if numbers else "", why) if x)
+    first = (head + scope) if head else scope.removeprefix(" · ")
+    out = [first] if first else []
     twins = result.get("twins")
     if twins:  # one line instead of a second read to choose between near-twins
         pairs = ", ".join(f"{r} ({k or 'page'})" for r, k in zip(twins["ranks"], twins["kinds"], strict=True))
@@ -164,9 +187,12 @@ def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, d
     budget = max_tokens - estimate_tokens("\n" + more.format(n=len(results)))
     out, tail = _fit(out, budget), _fit(tail, budget - _cost(out), first=False)
     budget -= _cost(out) + _cost(tail)
+    sure = not result["abstained"] and result["confidence"] >= READ_HINT_BELOW
     for i, r in enumerate(results):
         n_lines = 1 if result["abstained"] else LINES_BY_RANK[min(i, len(LINES_BY_RANK) - 1)]
-        block = _result_block(r, n_lines, show_set)
+        if i and result["confidence"] >= OTHERS_BARE_FROM and not result["abstained"]:
+            n_lines = 0  # result 1 answers: the others by heading, as alternatives
+        block = _result_block(r, n_lines, show_set, sure)
         if explain and r.get("explain"):
             block += "\n   score: " + " ".join(f"{k}={v}" for k, v in r["explain"].items())
         cost = estimate_tokens("\n" + block)

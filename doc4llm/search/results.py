@@ -144,8 +144,22 @@ def entry_of(text: str, first_line: int, line_no: int) -> tuple[int, int] | None
     return None
 
 
+# a markdown link or image shown as its text (`[`Field()`][pydantic.Field]` -> `Field()`), and
+# HTML line breaks as spaces: the targets cost a best line half its characters and answer nothing
+_LINK = re.compile(r"!?\[([^\[\]\n]*)\](?:\([^()\s]*(?:\s+\"[^\"\n]*\")?\)|\[[^\[\]\n]*\])")
+_BR = re.compile(r"<br\s*/?>", re.I)
+
+
+def plain_line(line: str) -> str:
+    """A line as an agent reads it in a result: links as their text, no `<br>`."""
+    return _BR.sub(" ", _LINK.sub(r"\1", line))
+
+
 def cut_line(line: str, col: int, limit: int = BEST_LINE_CHARS) -> str:
-    """One line, whitespace folded, at most `limit` characters around column `col`."""
+    """One line, whitespace folded, links as their text, at most `limit` characters
+    around column `col`."""
+    col = len(plain_line(line[:col]))
+    line = plain_line(line)
     lead = len(line) - len(line.lstrip())
     text = " ".join(line.split())
     col = max(0, col - lead)

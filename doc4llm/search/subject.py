@@ -27,6 +27,8 @@ SUBJECT_CAP = 45  # "plausible; check its lines" (confidence.py's bands), never 
 CLOSE = 0.5  # a result "ranks close" when its score is within log(1/CLOSE) of result 1's
 _DEPRECATED = re.compile(r"\A(?:#{1,6}[ \t][^\n]*\n)?\s*(?:>\s*)?\*\*(?:Deprecated|Legacy API)\b", re.I)
 _OLD_WORDS = re.compile(r"\b(?:deprecated|legacy)\b", re.I)
+# words the tokenizer keeps that name no subject: a heading that adds only these is no other subject
+_FUNCTION = frozenset({"per", "via", "each", "every", "using", "use", "how", "new", "one", "two", "all", "any"})
 _ASKS_OLD = re.compile(r"\b(?:v\d{1,3}|legacy|old(?:er)?|deprecat\w*|compat\w*|previous)\b", re.I)
 
 
@@ -62,10 +64,30 @@ def other_subject(qa: QueryAnalysis, ranked: list, rows: dict[int, dict]) -> tup
     first = _heading_words(top, domain) & asked
     if not first:
         return None
+    path = list(top.get("heading_path") or [])
     for i, c in close:
+        if _within(rows[c.sid], top, path):  # a subsection of result 1: its subject, narrower
+            continue
         words = _heading_words(rows[c.sid], domain) & asked
-        if words > first:  # every question word result 1's heading names, and more
-            extra = sorted(words - first)
+        extra = _new_words(words - first, first)
+        if words > first and extra:  # every question word result 1's heading names, and more
             return i, (f"result 1's heading names another subject; result {i}'s names more of the "
                        f"question ({', '.join(extra[:3])})")
     return None
+
+
+def _within(row: dict, top: dict, path: list[str]) -> bool:
+    sub = list(row.get("heading_path") or [])
+    return (row.get("set_name"), row.get("page")) == (top.get("set_name"), top.get("page")) and len(sub) > len(path) and sub[:len(path)] == path
+
+
+def _new_words(extra: set[str], first: set[str]) -> list[str]:
+    """The extra heading words that name something: not a function word ("Per-tenant limits"
+    against "Multi-tenant projects" adds only "per"), not a compound of words already
+    matched (`per_tenant` when `tenant` is)."""
+    out = []
+    for w in sorted(extra):
+        parts = [p for p in w.split("_") if p] or [w]
+        if any(p not in first and p not in _FUNCTION and len(p) > 2 for p in parts):
+            out.append(w)
+    return out
