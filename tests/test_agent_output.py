@@ -294,7 +294,7 @@ def test_best_lines_pick_the_evidence():
 
 
 def test_a_huge_phrasing_is_cut_and_its_absent_word_shown_short(docs):
-    rc, out, err = cli(docs, "search", "quills", "--or", "z" * 5000)
+    rc, out, err = cli(docs, "search", "quills " + "z" * 5000, "--or", "quills")
     assert rc == 0 and "using the first 1000" in err
     line = next(ln for ln in out.splitlines() if ln.startswith("no section contains: "))
     assert len(line) < 80 and line.endswith("…")
@@ -326,6 +326,36 @@ def test_fused_search_never_shows_a_near_twins_line_that_names_another_list(tmp_
     runs["asked"]["query_type"] = "howto"
     runs["asked"]["results"] = [res("a", 1), res("b", 2), res("c", 3)]
     assert search_phrasings(Searcher(), ["asked", "guess"], sets=None, k=3)["twins"] == twins  # same list, same type
+
+
+def test_fused_confidence_comes_from_a_phrasing_that_vouches_for_result_1(tmp_path):
+    """An abstained phrasing (a guessed word the docs never use) never speaks for the fused
+    result; a fused first result that no other phrasing ranks first is "plausible" (59), not
+    the confidence of a phrasing that ranked something else first."""
+    from doc4llm.search.phrasings import AGREED_CAP, search_phrasings
+
+    def res(page: str, rank: int) -> dict:
+        return {"doc_set": "s@1", "page": page, "lines": [1, 5], "rank": rank, "heading_path": [page]}
+
+    def run(conf: int, pages: str, abstained: bool = False, why: str = "plausible") -> dict:
+        return {"query_type": "general", "confidence": conf, "abstained": abstained, "confidence_explanation": why,
+                "results": [res(p, i) for i, p in enumerate(pages, 1)]}
+
+    runs = {"message": run(52, "ezt"), "guess": run(9, "tez", True, "the docs never mention resync"),
+            "term": run(94, "gtz")}
+
+    class Searcher:
+        docs_dir = tmp_path
+
+        def search(self, q: str, **_: object) -> dict:
+            return {**runs[q], "results": [dict(r) for r in runs[q]["results"]]}
+
+    out = search_phrasings(Searcher(), ["message", "guess", "term"], sets=None, k=3)
+    assert out["results"][0]["page"] == "t" and not out["abstained"]  # the phrasings agree on t
+    assert out["confidence"] == AGREED_CAP and "resync" not in out["confidence_explanation"]
+    runs["term"] = run(94, "tgz")  # a confident phrasing ranks t first: its confidence
+    out = search_phrasings(Searcher(), ["message", "guess", "term"], sets=None, k=3)
+    assert out["results"][0]["page"] == "t" and out["confidence"] == 94
 
 
 def _result(conf: int) -> dict:

@@ -17,6 +17,9 @@ DEPTH = 8  # results taken from each phrasing before fusing
 
 
 OFF_DOMAIN_FACTOR = 0.5  # as pipeline.OFF_DOMAIN_FACTOR: another product's section counts half
+# confidence of a fused first result that no phrasing which did not abstain ranks first: below
+# render's READ_HINT_BELOW, so results 2-3 keep their lines and the read command is printed
+AGREED_CAP = 59
 ASKED_ABSENT_CAP = 30  # confidence when the question names something the docs never mention
 
 
@@ -73,9 +76,14 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
         from doc4llm.search.pipeline import nearby_sections
 
         results[0]["nearby"] = nearby_sections(searcher.docs_dir, results[0])
-    tops = [i for i, run in enumerate(runs) if run["results"] and order and _key(run["results"][0]) == order[0]]
+    # the phrasings that vouch for the fused first result: it is their own first, and they
+    # did not abstain (an abstained phrasing's "the docs never mention X" is about its own
+    # words, a guess the agent added, not about the question or this result)
+    tops = [i for i, run in enumerate(runs) if run["results"] and order and _key(run["results"][0]) == order[0]
+            and not run["abstained"]]
+    live = [i for i in range(len(runs)) if not runs[i]["abstained"]] or list(range(len(runs)))
     lead = max(tops, key=lambda i: runs[i]["confidence"]) if tops else \
-        max(range(len(runs)), key=lambda i: runs[i]["confidence"])
+        max(live, key=lambda i: runs[i]["confidence"])
     out = dict(runs[lead])
     out["query"] = queries[0]
     out["phrasings"] = queries
@@ -88,15 +96,21 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
         out["twins"] = None
     if tops:
         out["confidence"] = max(runs[i]["confidence"] for i in tops)
-    else:  # the fused first result is no phrasing's first: no phrasing vouches for it alone
-        out["confidence"] = min(out["confidence"], max(run["confidence"] for run in runs))
+    elif not out["abstained"]:
+        # the fused first result is no confident phrasing's first: the phrasings agree on it,
+        # but no phrasing's calibrated confidence is about it; "plausible, check its lines"
+        out["confidence"] = min(out["confidence"], AGREED_CAP)
+        out["confidence_explanation"] = "no phrasing ranks result 1 first; the phrasings agree on it: check its lines"
     # names the docs never mention, from every phrasing: the question's own (run 0) say the
     # docs do not cover what it asks about, whatever another phrasing found; a guessed name
     # that is absent tells the agent not to look for it again
     asked = _absent_names(runs[0]) or (((runs[0].get("guidance") or {}).get("missing") or [])
                                        if runs[0]["abstained"] else [])
+    # the topic words no section holds come from the question as asked; from the other
+    # phrasings only the names (an agent's guessed synonyms, "horizontal", "cluster", read as
+    # noise in the agent study)
     missing = list(dict.fromkeys([*asked, *(w for run in runs for w in _absent_names(run)),
-                                  *(w for run in runs for w in ((run.get("coverage") or {}).get("missing") or []))]))
+                                  *((runs[0].get("coverage") or {}).get("missing") or [])]))
     if runs[0]["abstained"] and not out["abstained"] and out["confidence"] > ASKED_ABSENT_CAP:
         # the question as asked found nothing: another phrasing's find is a lead, not a verdict
         out["confidence"] = ASKED_ABSENT_CAP

@@ -1,9 +1,12 @@
 """Does result 1 name the question's subject? Two signs that it names another (issue 34):
 
 - **a sibling on another subject**: result 1's heading path shares some of the question's
-  words, and a close result's heading path holds all of those and more ("Message Sending
-  Retry > Retry Policy" for a question about task retries, when "Tasks > Retrying" ranks
-  third): result 1 is about retries of something else;
+  words, and a close result's heading path holds all of those and more, words that name
+  something and that result 1's own text never uses ("Message Sending Retry > Retry
+  Policy" for a question about task retries, when "Tasks > Retrying" ranks third): result
+  1 is about retries of something else. A subsection of result 1 is its subject, narrower;
+  "The lockfile", whose text says "checked into version control", is not on another
+  subject than "Lockfile versioning" for "lockfile version control";
 - **a legacy or deprecated API**: result 1 is marked deprecated or legacy (the marker
   line API pages carry under a deprecated member's heading, `**Deprecated:** ...`, or a
   legacy namespace's `> **Legacy API:** ...`, or "deprecated"/"legacy" in its heading path)
@@ -23,6 +26,7 @@ from doc4llm.index.tokenize import tokens
 from doc4llm.search.analyze import QueryAnalysis
 from doc4llm.search.features import asks_about_changes
 
+BODY_CHARS = 20_000  # of result 1's text, read for the words it talks about
 SUBJECT_CAP = 45  # "plausible; check its lines" (confidence.py's bands), never an abstention
 CLOSE = 0.5  # a result "ranks close" when its score is within log(1/CLOSE) of result 1's
 _DEPRECATED = re.compile(r"\A(?:#{1,6}[ \t][^\n]*\n)?\s*(?:>\s*)?\*\*(?:Deprecated|Legacy API)\b", re.I)
@@ -65,11 +69,12 @@ def other_subject(qa: QueryAnalysis, ranked: list, rows: dict[int, dict]) -> tup
     if not first:
         return None
     path = list(top.get("heading_path") or [])
+    said = set(tokens((top.get("text") or "")[:BODY_CHARS]))  # what result 1's own text talks about
     for i, c in close:
         if _within(rows[c.sid], top, path):  # a subsection of result 1: its subject, narrower
             continue
         words = _heading_words(rows[c.sid], domain) & asked
-        extra = _new_words(words - first, first)
+        extra = [w for w in _new_words(words - first, first) if w not in said]
         if words > first and extra:  # every question word result 1's heading names, and more
             return i, (f"result 1's heading names another subject; result {i}'s names more of the "
                        f"question ({', '.join(extra[:3])})")
