@@ -65,6 +65,12 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
             if key[0] not in domain:
                 score[key] *= OFF_DOMAIN_FACTOR
     order = sorted(score, key=lambda key: (-score[key], best[key][0]))[:k]
+    # a phrasing that is pasted text (an error message) and whose first result quotes it
+    # verbatim decides result 1: agreement among guessed rewordings does not outvote the quote
+    quoting = [_key(run["results"][0]) for run in runs if run["results"] and run["results"][0].get("quotes_query")
+               and not run["abstained"]]
+    if quoting and quoting[0] in order[:3] and quoting[0] != order[0]:
+        order.insert(0, order.pop(order.index(quoting[0])))
     results = []
     for rank, key in enumerate(order, 1):
         r = dict(best[key][1])

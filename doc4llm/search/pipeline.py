@@ -241,6 +241,8 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
                         explain, chunk=chunks.get(c.sid), weights=weights)
         if also:
             res["also_in"] = also
+        if c.parts.get("rerank.quotes_query"):
+            res["quotes_query"] = True  # holds the pasted question verbatim (search/quoted.py)
         window = options_for(qa.query_type).expand
         if window and c.sid not in chunks:
             res["context_lines"] = context_lines(searcher.conn, row, window)
@@ -252,7 +254,8 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
 
         kept = {(r["doc_set"], r["page"], r["lines"][0]) for r in results[:3]}
         twin_rows = [row for (_, row), _ in ordered if (row["set_name"], row["page"], row["start"]) in kept]
-        if len(twin_rows) == len(results[:3]):
+        # a result 1 that quotes the pasted question is the canonical one: no near-twins line
+        if len(twin_rows) == len(results[:3]) and not results[0].get("quotes_query"):
             twins = canonical_choice(qa.query_type, results[:3], twin_rows)
     abstained = verdict.abstain
     guidance = None

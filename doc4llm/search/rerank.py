@@ -25,6 +25,7 @@ from doc4llm.search.features import (
     query_key,
 )
 from doc4llm.search.fusion import Candidate
+from doc4llm.search.quoted import quoted_first
 from doc4llm.search.ranking_model import WEIGHTS
 from doc4llm.search.superseded import step_behind_replacements
 
@@ -99,6 +100,7 @@ def rerank(qa: QueryAnalysis, cands: list[Candidate], rows: dict[int, dict], dep
     step_behind_replacements(qa, head, rows, conn)  # deprecated / legacy API entries
     head.sort(key=lambda c: -c.score)
     parent_over_example(head, rows)
+    quoted_first(qa.raw, head, rows)  # pasted text (an error message): the section quoting it
     low = head[-1].score if head else 0.0
     for c in tail:  # below every reranked candidate, in fused order
         c.raw.setdefault("fused", c.score)

@@ -2,7 +2,8 @@
 
 - **a sibling on another subject**: result 1's heading path shares some of the question's
   words, and a close result's heading path holds all of those and more, words that name
-  something and that result 1's own text never uses ("Message Sending Retry > Retry
+  something and that result 1's own text never uses (a code name counts even when result
+  1 mentions it: a reference to another API) ("Message Sending Retry > Retry
   Policy" for a question about task retries, when "Tasks > Retrying" ranks third): result
   1 is about retries of something else. A subsection of result 1 is its subject, narrower;
   "The lockfile", whose text says "checked into version control", is not on another
@@ -74,7 +75,10 @@ def other_subject(qa: QueryAnalysis, ranked: list, rows: dict[int, dict]) -> tup
         if _within(rows[c.sid], top, path):  # a subsection of result 1: its subject, narrower
             continue
         words = _heading_words(rows[c.sid], domain) & asked
-        extra = [w for w in _new_words(words - first, first) if w not in said]
+        # a word result 1's text uses is its subject too ("checked into version control");
+        # a code name it mentions is a reference to another API (`http.get` says "accepts
+        # the same options as `http.request()`")
+        extra = [w for w in _new_words(words - first, first) if "_" in w or w not in said]
         if words > first and extra:  # every question word result 1's heading names, and more
             return i, (f"result 1's heading names another subject; result {i}'s names more of the "
                        f"question ({', '.join(extra[:3])})")
