@@ -157,6 +157,17 @@ def test_grep_groups_matches_by_section(docs):
         assert all(m["lines"][0] <= x["line"] <= m["lines"][1] for x in m["match_lines"])
 
 
+def test_grep_options_after_a_double_dash_pattern(docs):
+    """ripgrep's habit, `grep -F -- '--flag' --set S`: the options after the pattern are
+    options (grep takes no paths), the pattern stays literal."""
+    rc, out, err = cli(docs, "grep", "-F", "--", "sync.window_size", "--set", "spindle@1", "--json")
+    assert rc == 0, err
+    data = json.loads(out)
+    assert data["matches"] and data["sets"] == ["spindle@1"]
+    rc, _, err = cli(docs, "grep", "-F", "--", "--set", "--set", "spindle@1")
+    assert rc == 1 and "Traceback" not in err  # the pattern "--set" itself, searched and not found
+
+
 def test_grep_fixed_case_caps_and_sets(docs):
     rc, out, _ = cli(docs, "grep", "sync.window_size", "-F", "--json")
     data = json.loads(out)

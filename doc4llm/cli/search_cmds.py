@@ -158,7 +158,20 @@ def eval_cmd(queries: str, sets: tuple[str, ...], k: int, strategy: str, compare
             sys.exit(1)
 
 
-@click.command("grep", context_settings={"ignore_unknown_options": True})
+class _GrepCommand(click.Command):
+    """`doc4llm grep -F -- '--no-dev' --set uv@dev`, ripgrep's habit: `--` ends the options,
+    yet the options after the pattern were meant as options (grep takes no paths, so there
+    is nothing else they could be). They are moved before `--`; the pattern stays literal."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if "--" in args:
+            cut = args.index("--")
+            if len(args) > cut + 2:
+                args = [*args[:cut], *args[cut + 2:], "--", args[cut + 1]]
+        return super().parse_args(ctx, args)
+
+
+@click.command("grep", cls=_GrepCommand, context_settings={"ignore_unknown_options": True})
 @click.argument("pattern")
 @set_option
 @click.option("-i", "ignore_case", is_flag=True, help="Case-insensitive.")

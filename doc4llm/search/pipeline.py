@@ -189,6 +189,9 @@ def context_lines(conn, row: dict, window: int) -> list[int]:
 
 
 NEARBY = 3  # neighbouring headings listed under result 1
+# an introduction's subsections: its steps, which an agent picks from by heading (the skill
+# says so); with three shown, agents ran `toc` for the rest (agent study, round 6: 6 of 40)
+NEARBY_CHILDREN = 6
 
 
 def nearby_sections(docs_dir, result: dict) -> list[dict]:
@@ -207,7 +210,7 @@ def nearby_sections(docs_dir, result: dict) -> list[dict]:
         return []
     kids = [x for x in secs if x.heading_path[:-1] == me.heading_path and x.level > me.level]
     if kids:
-        chosen = kids[:NEARBY]
+        chosen = kids[:NEARBY_CHILDREN]
     else:
         sibs = [x for x in secs if x is not me and x.heading_path[:-1] == me.heading_path[:-1]
                 and x.level == me.level]

@@ -21,6 +21,9 @@ OTHER_LINE_CHARS = 84
 # check set (154 answerable questions), result 1 was right 51 times in 54 at >= 80 and the
 # answer was result 2 or 3 once; their lines were a third of such a search's text
 OTHERS_BARE_FROM = 80
+# a neighbour's heading is cited as written: cut at 32 characters, agents ran `toc` to learn
+# the rest ("Unit tests with the memory adap…"); headings longer than this are rare
+HEADING_CHARS = 60
 ABSTAINED_SHOWN = 2  # an abstention still shows its two best candidates
 # the ready `read` command is printed while result 1 may not answer: above this, agents
 # answered from the lines shown and the line was spent tokens (agent study, round 2)
@@ -73,7 +76,7 @@ def _result_block(r: dict, n_lines: int, show_set: bool, sure: bool = False) -> 
     children = bool(near) and all(x.get("child") for x in near)
     if near and n_lines and r["rank"] == 1 and (children or not sure):
         label = "subsections" if children else "next to it"
-        out.append(f"   {label}: " + " · ".join(f"{_short(x['heading'])} {x['lines'][0]}-{x['lines'][1]}"
+        out.append(f"   {label}: " + " · ".join(f"{_short(x['heading'], HEADING_CHARS)} {x['lines'][0]}-{x['lines'][1]}"
                                                for x in near))
     also = r.get("also_in") or []
     if also:
