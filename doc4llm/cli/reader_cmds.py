@@ -65,7 +65,10 @@ def toc_cmd(page: str | None, sets: tuple[str, ...], depth: int, project: str | 
     if as_json:
         emit_json(data)
         return
-    lines = [f"{data['doc_set']} / {data['page']}  ({data['line_count']} lines, ~{data['tokens']} tok)",
+    src = data.get("source")
+    # the page as search results cite it (its source file), then its folder name
+    name = f"{src} (page {data['page']})" if src and "://" not in src and src != data["page"] else data["page"]
+    lines = [f"{data['doc_set']} / {name}  ({data['line_count']} lines, ~{data['tokens']} tok)",
              f"content: {data['content_path']}"]
     for s in data["sections"]:
         indent = "  " * max(len(s["heading_path"]) - 1, 0)
