@@ -311,32 +311,45 @@ def test_a_huge_phrasing_is_cut_and_its_absent_word_shown_short(docs):
     assert len(line) < 80 and line.endswith("…")
 
 
-def test_fused_search_never_shows_a_near_twins_line_that_names_another_list(tmp_path):
-    """The lead phrasing's `same answer in ...` line names its own ranks and question type:
-    kept only when the fused list starts with the same three results and the question as
-    asked has that type."""
+def test_fused_search_judges_near_twins_on_the_fused_list_for_the_question_as_asked(tmp_path):
+    """The near-twins line of a fused search names the fused ranks and is chosen for the
+    question as asked (its type), from the rows the searcher showed; no line when the rows
+    are unknown."""
     from doc4llm.search.phrasings import search_phrasings
 
-    def res(page: str, rank: int) -> dict:
-        return {"doc_set": "s@1", "page": page, "lines": [1, 5], "rank": rank, "heading_path": [page]}
+    def res(page: str, source: str, rank: int) -> dict:
+        return {"doc_set": "s@1", "page": page, "source": source, "lines": [1, 5], "rank": rank,
+                "heading_path": [page]}
 
-    twins = {"ranks": [1, 3], "kinds": ["how-to", "reference"], "read": 1, "why": "for a howto question, the how-to page"}
-    runs = {"asked": {"query_type": "general", "confidence": 20, "abstained": False, "twins": None,
-                      "results": [res("a", 1), res("x", 2), res("y", 3)]},
-            "guess": {"query_type": "howto", "confidence": 90, "abstained": False, "twins": twins,
-                      "results": [res("a", 1), res("b", 2), res("c", 3)]}}
+    body = "set the retry count with retries option default three attempts backoff none"
+    rows = {"a": {"tok_body": body}, "b": {"tok_body": body + " step one"}, "c": {"tok_body": "other words"}}
+    runs = {"asked": {"query_type": "howto", "confidence": 70, "abstained": False, "twins": None,
+                      "results": [res("a", "reference/config.md", 1), res("c", "concepts/c.md", 2),
+                                  res("b", "guides/retrying.md", 3)]},
+            "guess": {"query_type": "api_reference", "confidence": 90, "abstained": False,
+                      "twins": {"ranks": [1, 2], "kinds": ["reference", "how-to"], "read": 1, "why": "x"},
+                      "results": [res("a", "reference/config.md", 1), res("b", "guides/retrying.md", 2),
+                                  res("c", "concepts/c.md", 3)]}}
 
     class Searcher:
         docs_dir = tmp_path
+        shown_rows: dict = {}
 
         def search(self, q: str, **_: object) -> dict:
+            for r in runs[q]["results"]:
+                self.shown_rows[("s@1", r["page"], 1, 5)] = rows[r["page"]]
             return {**runs[q], "results": [dict(r) for r in runs[q]["results"]]}
 
     out = search_phrasings(Searcher(), ["asked", "guess"], sets=None, k=3)
-    assert out["results"][0]["page"] == "a" and out["twins"] is None  # asked as a general question
-    runs["asked"]["query_type"] = "howto"
-    runs["asked"]["results"] = [res("a", 1), res("b", 2), res("c", 3)]
-    assert search_phrasings(Searcher(), ["asked", "guess"], sets=None, k=3)["twins"] == twins  # same list, same type
+    assert [r["page"] for r in out["results"]] == ["a", "b", "c"]
+    assert out["twins"]["ranks"] == [1, 2] and out["twins"]["read"] == 2  # a how-to: the guide
+    Searcher.shown_rows = {}
+
+    class Blind(Searcher):
+        def search(self, q: str, **_: object) -> dict:
+            return {**runs[q], "results": [dict(r) for r in runs[q]["results"]]}
+
+    assert search_phrasings(Blind(), ["asked", "guess"], sets=None, k=3)["twins"] is None
 
 
 def test_fused_confidence_comes_from_a_phrasing_that_vouches_for_result_1(tmp_path):

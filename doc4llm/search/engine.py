@@ -51,6 +51,9 @@ class Searcher:
         self._synced: set[str] = set()
         self._partial: set[str] = set()  # sets whose vectors are still being built
         self.vector_state: dict[str, dict] = {}  # per set: embedder, coverage, tier (in results)
+        # the index rows of the results last shown, by (set, page, first, last line): a fused
+        # search (phrasings.py) judges near-twins on them without a second lookup
+        self.shown_rows: dict[tuple, dict] = {}
 
     # -- resources -------------------------------------------------------------
     def log(self, msg: str) -> None:

@@ -42,6 +42,20 @@ def _key(r: dict) -> tuple:
     return (r["doc_set"], r["page"], r["lines"][0], r["lines"][1])
 
 
+def _fused_twins(searcher, asked: dict, results: list[dict]) -> dict | None:
+    """The near-twins line (search/twins.py) over the fused first three results, for the
+    question as asked; none when result 1 quotes the pasted question or a row is unknown."""
+    shown = getattr(searcher, "shown_rows", None)
+    if not shown or len(results) < 2 or asked.get("abstained") or results[0].get("quotes_query"):
+        return None
+    rows = [shown.get(_key(r)) for r in results[:3]]
+    if any(row is None for row in rows):
+        return None
+    from doc4llm.search.twins import canonical_choice
+
+    return canonical_choice(asked.get("query_type") or "general", results[:3], rows)
+
+
 def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k: int, **kwargs) -> dict:
     """One result in the search contract for all phrasings (duplicates dropped)."""
     queries = list(dict.fromkeys(" ".join(q.split()) for q in queries))
@@ -95,11 +109,9 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
     out["phrasings"] = queries
     out["results"] = results
     out["abstained"] = all(run["abstained"] for run in runs)
-    lead_top = [_key(r) for r in runs[lead]["results"][:3]]
-    if out.get("twins") and (lead_top != order[:3] or runs[lead].get("query_type") != runs[0].get("query_type")):
-        # the lead phrasing's near-twins line names its own ranks and its own question type:
-        # wrong for the fused list or for the question as asked, so it is not shown
-        out["twins"] = None
+    # near-twins judged on the fused list, for the question as asked (the lead phrasing's
+    # line named its own ranks and its own question type)
+    out["twins"] = _fused_twins(searcher, runs[0], results)
     if tops:
         out["confidence"] = max(runs[i]["confidence"] for i in tops)
     elif not out["abstained"]:

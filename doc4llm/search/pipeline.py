@@ -188,6 +188,7 @@ def context_lines(conn, row: dict, window: int) -> list[int]:
     return [min(lo or row["start"], row["start"]), max(hi or row["end"], row["end"])]
 
 
+SHOWN_ROWS_MAX = 256  # rows kept on the searcher for a fused search's near-twins check
 NEARBY = 3  # neighbouring headings listed under result 1
 # an introduction's subsections: its steps, which an agent picks from by heading (the skill
 # says so); with three shown, agents ran `toc` for the rest (agent study, round 6: 6 of 40)
@@ -244,6 +245,11 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
                         explain, chunk=chunks.get(c.sid), weights=weights)
         if also:
             res["also_in"] = also
+        shown = getattr(searcher, "shown_rows", None)
+        if shown is not None:
+            if len(shown) > SHOWN_ROWS_MAX:  # a long-lived MCP searcher: bounded
+                shown.clear()
+            shown[(row["set_name"], row["page"], res["lines"][0], res["lines"][1])] = row
         if c.parts.get("rerank.quotes_query"):
             res["quotes_query"] = True  # holds the pasted question verbatim (search/quoted.py)
         window = options_for(qa.query_type).expand

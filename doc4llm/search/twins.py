@@ -27,18 +27,28 @@ KINDS = (
     ("concept", re.compile(r"concepts?\b|overview|architecture|explanation|introduction|\bintro\b|"
                            r"\babout\b|\bwhy\b|how .* works", re.I)),
 )
+QUESTION = {"howto": "a how-to", "error": "an error", "api_reference": "an API", "code_lookup": "a code lookup",
+            "concept": "a concept"}
 WANTED = {"howto": "how-to", "error": "troubleshooting", "api_reference": "reference",
           "code_lookup": "reference", "concept": "concept"}
 
 
 def page_kind(result: dict) -> str | None:
-    """The kind of the result's page, from its source path, page name and heading path."""
-    where = " ".join([str(result.get("source") or ""), str(result.get("page") or ""),
-                      *(result.get("heading_path") or [])[:1]])
-    where = where.replace("/", " / ").replace("_", " ")
-    for kind, pattern in KINDS:
-        if pattern.search(where):
-            return kind
+    """The kind of the result's page: an error catalogue, troubleshooting page or FAQ by its
+    name (`reference/errors.md` is where error entries live), else from the folders of its
+    source path (a page under `concepts/` is a concept page whatever its name says:
+    `concepts/schema-evolution.md` is not reference for holding "schema"), then its file
+    name, page name and title."""
+    source = str(result.get("source") or "")
+    folders = source.rsplit("/", 1)[0].replace("/", " / ").replace("_", " ") if "/" in source else ""
+    where = " ".join([source.rsplit("/", 1)[-1], str(result.get("page") or ""),
+                      *(result.get("heading_path") or [])[:1]]).replace("_", " ")
+    if KINDS[0][1].search(where):  # an error catalogue or FAQ is that, in whatever folder
+        return KINDS[0][0]
+    for text in (folders, where):
+        for kind, pattern in KINDS:
+            if text and pattern.search(text):
+                return kind
     return None
 
 
@@ -69,4 +79,4 @@ def canonical_choice(qtype: str, results: list[dict], rows: list[dict]) -> dict 
     if pick is None:
         return None
     return {"ranks": [i + 1 for i in group], "kinds": kinds, "read": pick + 1,
-            "why": f"for a {qtype.replace('_', ' ')} question, the {wanted} page"}
+            "why": f"for {QUESTION[qtype]} question, the {wanted} page"}
