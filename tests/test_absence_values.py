@@ -180,6 +180,11 @@ def test_near_twins_name_the_canonical_page_for_the_question_type():
     assert canonical_choice("general", results, rows) is None  # no canonical kind for it
     rows[1] = {"tok_body": "nothing in common at all"}
     assert canonical_choice("howto", results, rows) is None  # not twins
+    # "what is the default for retries" reads as a concept question; the entry headed by
+    # the name it asks about is still the one to read
+    rows[1] = {"tok_body": body}
+    named = canonical_choice("concept", results, rows, ["retries"])
+    assert named["read"] == 1 and "retries" in named["why"]
 
 
 def test_result_1_on_another_subject_or_a_legacy_api():

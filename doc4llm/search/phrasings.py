@@ -53,7 +53,8 @@ def _fused_twins(searcher, asked: dict, results: list[dict]) -> dict | None:
         return None
     from doc4llm.search.twins import canonical_choice
 
-    return canonical_choice(asked.get("query_type") or "general", results[:3], rows)
+    return canonical_choice(asked.get("query_type") or "general", results[:3], rows,
+                            (asked.get("analysis") or {}).get("terms") or [])
 
 
 def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k: int, **kwargs) -> dict:

@@ -265,7 +265,7 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
         twin_rows = [row for (_, row), _ in ordered if (row["set_name"], row["page"], row["start"]) in kept]
         # a result 1 that quotes the pasted question is the canonical one: no near-twins line
         if len(twin_rows) == len(results[:3]) and not results[0].get("quotes_query"):
-            twins = canonical_choice(qa.query_type, results[:3], twin_rows)
+            twins = canonical_choice(qa.query_type, results[:3], twin_rows, qa.terms)
     abstained = verdict.abstain
     guidance = None
     from doc4llm.search.gaps import absent_topics

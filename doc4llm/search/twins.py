@@ -56,9 +56,14 @@ def _words(row: dict) -> set[str]:
     return set((row.get("tok_body") or "").split())
 
 
-def canonical_choice(qtype: str, results: list[dict], rows: list[dict]) -> dict | None:
+def canonical_choice(qtype: str, results: list[dict], rows: list[dict],
+                     terms: list[str] | None = None) -> dict | None:
     """{"ranks": [...], "kinds": [...], "read": rank, "why": ...} when two or three of the
-    first three results are twins on different kinds of page; None otherwise."""
+    first three results are twins on different kinds of page; None otherwise. A twin whose
+    own heading is a name the question asks about (`terms`: "what is the default for
+    sync.tombstone_ttl" -> the entry headed `sync.tombstone_ttl`) is the one named,
+    whatever the question's type says ("what is" reads as a concept question)."""
+    terms = terms or []
     wanted = WANTED.get(qtype)
     if not wanted or len(results) < 2:
         return None
@@ -75,8 +80,27 @@ def canonical_choice(qtype: str, results: list[dict], rows: list[dict]) -> dict 
     kinds = [page_kind(results[i]) for i in group]
     if len({k for k in kinds if k}) < 2:
         return None  # the same kind of page twice: rank decides
+    named = [i for i in group if _names_term(results[i], terms)]
+    if named:  # the entry headed by the name the question asks about is its answer, whatever the type
+        return {"ranks": [i + 1 for i in group], "kinds": kinds, "read": named[0] + 1,
+                "why": f"its heading names {_term_named(results[named[0]], terms)}"}
     pick = next((i for i, k in zip(group, kinds, strict=True) if k == wanted), None)
     if pick is None:
         return None
     return {"ranks": [i + 1 for i in group], "kinds": kinds, "read": pick + 1,
             "why": f"for {QUESTION[qtype]} question, the {wanted} page"}
+
+
+def _own_heading(result: dict) -> str:
+    path = result.get("heading_path") or [""]
+    return path[-1].replace("`", "").casefold()
+
+
+def _names_term(result: dict, terms: list[str]) -> bool:
+    return bool(_term_named(result, terms))
+
+
+def _term_named(result: dict, terms: list[str]) -> str:
+    """The question's named term (`sync.tombstone_ttl`) that this result's own heading holds."""
+    own = _own_heading(result)
+    return next((t for t in terms if len(t) > 2 and t.casefold() in own), "")
