@@ -185,6 +185,9 @@ def test_near_twins_name_the_canonical_page_for_the_question_type():
     rows[1] = {"tok_body": body}
     named = canonical_choice("concept", results, rows, ["retries"])
     assert named["read"] == 1 and "retries" in named["why"]
+    # a heading that only mentions the name is another subject, not its entry
+    results[0]["heading_path"] = ["Errors", "retries is not allowed on a subclass"]
+    assert canonical_choice("concept", results, rows, ["retries"]) is None  # no concept twin either
 
 
 def test_result_1_on_another_subject_or_a_legacy_api():

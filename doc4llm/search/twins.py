@@ -91,6 +91,9 @@ def canonical_choice(qtype: str, results: list[dict], rows: list[dict],
             "why": f"for {QUESTION[qtype]} question, the {wanted} page"}
 
 
+_SIGNATURE = re.compile(r"\s*\([^()]{0,200}\)\s*$")  # a trailing `(args)` or `(Function)`
+
+
 def _own_heading(result: dict) -> str:
     path = result.get("heading_path") or [""]
     return path[-1].replace("`", "").casefold()
@@ -101,6 +104,12 @@ def _names_term(result: dict, terms: list[str]) -> bool:
 
 
 def _term_named(result: dict, terms: list[str]) -> str:
-    """The question's named term (`sync.tombstone_ttl`) that this result's own heading holds."""
-    own = _own_heading(result)
-    return next((t for t in terms if len(t) > 2 and t.casefold() in own), "")
+    """The question's named term that this result's own heading IS: `sync.tombstone_ttl`,
+    `sync > tombstone_ttl`'s `tombstone_ttl`, `with_config(config)`; not a heading that only
+    mentions it ("with_config is used on a BaseModel subclass" is another subject)."""
+    own = _SIGNATURE.sub("", _own_heading(result)).strip()
+    for t in terms:
+        t = t.casefold().removesuffix("()")
+        if len(t) > 2 and (own == t or own.endswith("." + t) or t.endswith("." + own) and len(own) > 2):
+            return t
+    return ""
