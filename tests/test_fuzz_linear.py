@@ -103,3 +103,27 @@ def test_progress_lines_are_linear():
     out = io.StringIO()
     Progress(out, tty=False).message("Acme@1: embedded 12/40 sections")
     assert out.getvalue().startswith("doc4llm: Acme@1: embedded 12/40 sections")
+
+
+LINK_ATOMS = ["[", "]", "(", ")", "[a](", "[a][", "![", "](", "\"", " \"", "<br>", "`", "*"]
+
+
+@pytest.mark.parametrize("prefix", ["", "[a](", "[a][", "!["])
+def test_best_line_display_is_linear(prefix):
+    """Best lines show links as their text (search/results.py `plain_line`): the link
+    pattern runs over page lines of any length."""
+    from doc4llm.search.results import cut_line, plain_line
+
+    _assert_linear(plain_line, prefix, "x", ATOMS + LINK_ATOMS)
+    _assert_linear(lambda t: cut_line(t, len(t) // 2), prefix, "x", LINK_ATOMS)
+    assert plain_line("see [the `Field()`][pydantic.Field] and [docs](https://x/y \"t\")<br>") == \
+        "see the `Field()` and docs "
+
+
+def test_quoted_message_check_is_linear():
+    """The pasted-message rule folds a section's prose and looks for the message in it
+    (search/quoted.py); sections are untrusted text of any size."""
+    from doc4llm.search.quoted import _fold, _prose
+
+    _assert_linear(lambda t: "stitch exceeds max_stitch_bytes" in _fold(_prose(t)), "", "x",
+                   ATOMS + ["```\n", "~~~", "`", "**"])
