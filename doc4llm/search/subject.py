@@ -86,8 +86,10 @@ def other_subject(qa: QueryAnalysis, ranked: list, rows: dict[int, dict]) -> tup
 
 
 def _within(row: dict, top: dict, path: list[str]) -> bool:
+    """A section under result 1 on its page (result 1's heading path is its prefix)."""
     sub = list(row.get("heading_path") or [])
-    return (row.get("set_name"), row.get("page")) == (top.get("set_name"), top.get("page")) and len(sub) > len(path) and sub[:len(path)] == path
+    same_page = (row.get("set_name"), row.get("page")) == (top.get("set_name"), top.get("page"))
+    return same_page and len(sub) > len(path) and sub[:len(path)] == path
 
 
 def _new_words(extra: set[str], first: set[str]) -> list[str]:
