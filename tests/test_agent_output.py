@@ -405,28 +405,3 @@ def test_confident_search_lists_the_other_results_by_heading_only():
     assert "evidence line of result 2" in unsure and "evidence line of result 3" in unsure
     assert unsure.startswith("confidence 70/100: plausible match · s@1")
     assert render_text(_result(85), numbers=False).splitlines()[0] == "s@1"  # MCP: the figure is a field
-
-
-def test_a_listed_subsection_with_its_own_subsections_says_where_they_end():
-    """`subsections: Unit tests 9-35 (+2 to 63)`: agents ran `toc` to learn what filled the
-    gap between one listed range and the next."""
-    from doc4llm.search.render import render_text
-
-    result = _result(85)
-    result["results"][0]["nearby"] = [
-        {"heading": "Unit tests", "lines": [9, 35], "tokens": 200, "child": True, "inner": 2, "subtree_end": 63},
-        {"heading": "Rejections", "lines": [65, 76], "tokens": 90, "child": True}]
-    line = next(ln for ln in render_text(result).splitlines() if "subsections:" in ln)
-    assert line.strip() == "subsections: Unit tests 9-35 (+2 to 63) · Rejections 65-76"
-
-
-def test_nearby_sections_count_a_subsections_own_subsections(tmp_path):
-    from doc4llm.search.pipeline import nearby_sections
-
-    page = tmp_path / "s@1" / "Guide"
-    page.mkdir(parents=True)
-    (page / "docContent.md").write_text("# Guide\n\nIntro.\n\n## A\n\nA text.\n\n### A1\n\nx\n\n### A2\n\ny\n\n## B\n\nB text.\n",
-                                        encoding="utf-8")
-    near = nearby_sections(tmp_path, {"doc_set": "s@1", "page": "Guide", "lines": [1, 4]})
-    assert [(x["heading"], x.get("inner")) for x in near] == [("A", 2), ("B", None)]
-    assert near[0]["subtree_end"] >= 15

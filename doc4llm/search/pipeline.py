@@ -216,12 +216,7 @@ def nearby_sections(docs_dir, result: dict) -> list[dict]:
         sibs = [x for x in secs if x is not me and x.heading_path[:-1] == me.heading_path[:-1]
                 and x.level == me.level]
         chosen = sorted(sorted(sibs, key=lambda x: abs(x.index - me.index))[:NEARBY], key=lambda x: x.start)
-    inner = {x.index: sum(1 for y in secs if y.level > x.level and x.start < y.start <= x.subtree_end)
-             for x in chosen} if kids else {}
-    # a subsection with subsections of its own says so ("+2 to 63"): agents ran `toc` to learn
-    # what filled the gap between one listed range and the next (agent study, round 10)
-    return [{"heading": x.title, "lines": [x.start, x.end], "tokens": x.tokens, "child": bool(kids),
-             **({"inner": inner[x.index], "subtree_end": x.subtree_end} if inner.get(x.index) else {})}
+    return [{"heading": x.title, "lines": [x.start, x.end], "tokens": x.tokens, "child": bool(kids)}
             for x in chosen]
 
 

@@ -76,20 +76,14 @@ def _result_block(r: dict, n_lines: int, show_set: bool, sure: bool = False) -> 
     children = bool(near) and all(x.get("child") for x in near)
     if near and n_lines and r["rank"] == 1 and (children or not sure):
         label = "subsections" if children else "next to it"
-        out.append(f"   {label}: " + " · ".join(_near(x) for x in near))
+        out.append(f"   {label}: " + " · ".join(f"{_short(x['heading'], HEADING_CHARS)} {x['lines'][0]}-{x['lines'][1]}"
+                                               for x in near))
     also = r.get("also_in") or []
     if also:
         pages = list(dict.fromkeys(x.get("source") or x["page"] for x in also))
         more = f" (+{len(pages) - 2})" if len(pages) > 2 else ""
         out.append(f"   same text also in: {', '.join(pages[:2])}{more}")
     return "\n".join(out)
-
-
-def _near(x: dict) -> str:
-    """A neighbour's heading and lines; one with subsections of its own says how many and
-    where they end (`9-35 (+2 to 63)`)."""
-    more = f" (+{x['inner']} to {x['subtree_end']})" if x.get("inner") else ""
-    return f"{_short(x['heading'], HEADING_CHARS)} {x['lines'][0]}-{x['lines'][1]}{more}"
 
 
 def _clip(text: str, limit: int | None) -> str:
