@@ -157,6 +157,13 @@ def test_grep_groups_matches_by_section(docs):
         assert all(m["lines"][0] <= x["line"] <= m["lines"][1] for x in m["match_lines"])
 
 
+def test_grep_fixed_alternatives_say_the_bar_is_literal(docs):
+    rc, out, _ = cli(docs, "grep", "-F", "quills|nothing-like-this")
+    assert rc == 1 and "with -F, | is a literal character" in out
+    rc, out, _ = cli(docs, "grep", "quills|nothing-like-this", "-i")
+    assert rc == 0  # without -F it is an alternation
+
+
 def test_grep_options_after_a_double_dash_pattern(docs):
     """ripgrep's habit, `grep -F -- '--flag' --set S`: the options after the pattern are
     options (grep takes no paths), the pattern stays literal."""

@@ -170,7 +170,11 @@ def render_grep(result: dict, echo_pattern: bool = True) -> str:
     scope = [f"scope: {result['scope']['note']}"] if result.get("scope") else []
     if not result["matches"]:
         what = f" for {result['pattern']!r}" if echo_pattern else ""
-        return "\n".join([*scope, f"no match{what} in {', '.join(result['sets'])}"])
+        # `-F 'a|b'` reads as alternatives to an agent used to ripgrep's regexes; it is one
+        # literal string, and its miss looked like an absence (agent study, round 10)
+        hint = "; with -F, | is a literal character: drop -F to match either side" \
+            if result.get("fixed") and "|" in result["pattern"] else ""
+        return "\n".join([*scope, f"no match{what} in {', '.join(result['sets'])}{hint}"])
     n_sec, n_lines = result["total_sections"], result["total_lines"]
     out = [f"{n_lines} matching line{'s' * (n_lines != 1)} in {n_sec} section{'s' * (n_sec != 1)}"
            f" ({result['total_pages']} page{'s' * (result['total_pages'] != 1)})", *scope]
