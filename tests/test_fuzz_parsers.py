@@ -297,10 +297,10 @@ def test_name_detection_handles_any_query(query, word):
 
 @given(long_runs(), st.sampled_from(["x", "Agent", "fs.readFile", "a(b)", "[", "."]))
 def test_named_entry_check_is_linear_on_long_headings(run, term):
-    """`_names_entry` strips signatures from any heading text in linear time."""
-    from doc4llm.search.features import _names_entry
+    """`names_entry` strips signatures from any heading text in linear time."""
+    from doc4llm.search.features import names_entry
 
-    _linear(lambda t: _names_entry(term, t), lambda k: run.text(k) + " " + term + " " + run.text(k))
+    _linear(lambda t: names_entry(term, t), lambda k: run.text(k) + " " + term + " " + run.text(k))
 
 
 @given(st.sampled_from(["1.", "1.16", "v2.0.1 ", ".", "9", "version ", "in ", "a_b.", "`", "{: ", "#"]),

@@ -169,14 +169,14 @@ def test_an_everyday_word_the_docs_phrase_otherwise_is_no_anchor(docs):
 
 
 def test_a_named_entry_is_the_heading_that_is_the_name_not_one_that_mentions_it():
-    from doc4llm.search.features import _names_entry
+    from doc4llm.search.features import names_entry
 
-    assert _names_entry("fs.readFile", "`fs.readFile(path[, options], callback)`")
-    assert _names_entry("EnvHttpProxyAgent", "Class: EnvHttpProxyAgent")
-    assert _names_entry("EnvHttpProxyAgent", "new EnvHttpProxyAgent([options])")
-    assert not _names_entry("EnvHttpProxyAgent", "Example - EnvHttpProxyAgent instantiation")
-    assert not _names_entry("EnvHttpProxyAgent", "`EnvHttpProxyAgent.close([callback])`")
-    assert not _names_entry("Agent", "Parameter: `AgentOptions`")
+    assert names_entry("fs.readFile", "`fs.readFile(path[, options], callback)`")
+    assert names_entry("EnvHttpProxyAgent", "Class: EnvHttpProxyAgent")
+    assert names_entry("EnvHttpProxyAgent", "new EnvHttpProxyAgent([options])")
+    assert not names_entry("EnvHttpProxyAgent", "Example - EnvHttpProxyAgent instantiation")
+    assert not names_entry("EnvHttpProxyAgent", "`EnvHttpProxyAgent.close([callback])`")
+    assert not names_entry("Agent", "Parameter: `AgentOptions`")
 
 
 def test_an_entry_repeated_on_many_pages_is_one_result(docs):

@@ -71,3 +71,20 @@ def is_anchor_line(line: str) -> bool:
     """The line holds only empty HTML anchors (`<a id=...></a>`, `<a name=.../>`) or is a
     MyST target label (`(name)=`)."""
     return ("<" in line and bool(_ANCHOR_LINE.match(line))) or (")=" in line and bool(_MYST_TARGET.match(line)))
+
+
+def without_fenced_code(text: str) -> str:
+    """The text's lines outside fenced code blocks (a fence closes on the same character,
+    at least as long, as above): what a section says in prose, not what its examples print."""
+    out: list[str] = []
+    fence: str | None = None
+    for line in text.split("\n"):
+        m = _FENCE.match(line)
+        if fence is not None:
+            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
+                fence = None
+        elif m:
+            fence = m.group(1)
+        else:
+            out.append(line)
+    return "\n".join(out)

@@ -229,7 +229,7 @@ def candidate_features(qa: QueryAnalysis, c: Candidate, row: dict, page: dict | 
     # that name, not the sub-sections that inherit it in their path
     names = entry_names(qa)
     f["named_entry"] = 1.0 if names and all(
-        _names_entry(t, own_title) or _names_member(t, own_title, owners) for t in names) else 0.0
+        names_entry(t, own_title) or _names_member(t, own_title, owners) for t in names) else 0.0
     if f["changes"]:  # a release note headed `app.url_path_for()` is news about it, not its entry
         f["named_entry"] = f["own_head"] = f["wheading"] = 0.0
     return f
@@ -282,13 +282,13 @@ def _local_forms(term: str, owners: set[str]) -> list[str]:
 def _names_member(term: str, title: str, owners: set[str]) -> bool:
     """`fastify.listen` names the heading `listen` (or `.listen()`), see _member_of."""
     member = _member_of(term, owners)
-    return bool(member) and _names_entry(member, title)
+    return bool(member) and names_entry(member, title)
 
 
 _SIGNATURE = re.compile(r"[(\[][^()\[\]]{0,200}[)\]]")
 
 
-def _names_entry(term: str, title: str) -> bool:
+def names_entry(term: str, title: str) -> bool:
     """The heading is the entry for `term`: the name, maybe with its signature and one
     kind word (`fs.readFile(path[, options])`, `Class: fs.Dir`, `new Agent([options])`),
     not a heading that merely mentions it ("Example - Agent instantiation")."""

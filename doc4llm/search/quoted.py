@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 
+from doc4llm.corpus.comments import without_fenced_code
 from doc4llm.search.fusion import Candidate
 
 QUOTE_RULE_DEPTH = 3  # the results an agent reads
@@ -33,7 +34,6 @@ _MACHINE = re.compile(r"[_.:;=/<>()\[\]{}'\"`]|\b\w+-\w+\b|\b[A-Z]{2,}\d*\b")
 # a command line (`uv sync --no-install-project`): sections quoting it are usage examples,
 # which the ranking already weighs; not a message the docs print
 _FLAG = re.compile(r"(?:^|\s)--?[A-Za-z]")
-_FENCE = re.compile(r"^\s{0,3}(?:```|~~~)")
 _MARKS = re.compile(r"[`*]+")
 _SPACE = re.compile(r"\s+")
 
@@ -46,13 +46,7 @@ def _prose(text: str) -> str:
     """The section's text outside fenced code blocks: a console transcript that prints the
     message is an example of it (Node's `'warning'` event shows a MaxListenersExceededWarning
     being printed); the entry that explains it quotes it in its text."""
-    out, fenced = [], False
-    for line in text.split("\n"):
-        if _FENCE.match(line):
-            fenced = not fenced
-        elif not fenced:
-            out.append(line)
-    return "\n".join(out)
+    return without_fenced_code(text)
 
 
 def pasted_text(query: str) -> str | None:

@@ -80,10 +80,11 @@ def canonical_choice(qtype: str, results: list[dict], rows: list[dict],
     kinds = [page_kind(results[i]) for i in group]
     if len({k for k in kinds if k}) < 2:
         return None  # the same kind of page twice: rank decides
-    named = [i for i in group if _names_term(results[i], terms)]
+    named = {i: name for i in group if (name := _term_named(results[i], terms))}
     if named:  # the entry headed by the name the question asks about is its answer, whatever the type
-        return {"ranks": [i + 1 for i in group], "kinds": kinds, "read": named[0] + 1,
-                "why": f"its heading names {_term_named(results[named[0]], terms)}"}
+        first = min(named)
+        return {"ranks": [i + 1 for i in group], "kinds": kinds, "read": first + 1,
+                "why": f"its heading names {named[first]}"}
     pick = next((i for i, k in zip(group, kinds, strict=True) if k == wanted), None)
     if pick is None:
         return None
@@ -91,25 +92,14 @@ def canonical_choice(qtype: str, results: list[dict], rows: list[dict],
             "why": f"for {QUESTION[qtype]} question, the {wanted} page"}
 
 
-_SIGNATURE = re.compile(r"\s*\([^()]{0,200}\)\s*$")  # a trailing `(args)` or `(Function)`
-
-
-def _own_heading(result: dict) -> str:
-    path = result.get("heading_path") or [""]
-    return path[-1].replace("`", "").casefold()
-
-
-def _names_term(result: dict, terms: list[str]) -> bool:
-    return bool(_term_named(result, terms))
-
-
 def _term_named(result: dict, terms: list[str]) -> str:
-    """The question's named term that this result's own heading IS: `sync.tombstone_ttl`,
-    `sync > tombstone_ttl`'s `tombstone_ttl`, `with_config(config)`; not a heading that only
-    mentions it ("with_config is used on a BaseModel subclass" is another subject)."""
-    own = _SIGNATURE.sub("", _own_heading(result)).strip()
+    """The question's named term whose entry this result's own heading is (features.py's
+    rule for named entries: `sync.tombstone_ttl`, `with_config(config)`; not "with_config is
+    used on a BaseModel subclass"), or a dotted term whose owner the heading drops."""
+    from doc4llm.search.features import names_entry
+
+    own = (result.get("heading_path") or [""])[-1].replace("`", "").strip()
     for t in terms:
-        t = t.casefold().removesuffix("()")
-        if len(t) > 2 and (own == t or own.endswith("." + t) or t.endswith("." + own) and len(own) > 2):
+        if len(t) > 2 and (names_entry(t, own) or t.casefold().endswith("." + own.casefold()) and len(own) > 2):
             return t
     return ""
