@@ -167,6 +167,8 @@ def get_toc(docs_dir: Path, page_name: str, set_name: str | list[str] | None = N
     for sec in page.sections():
         d = sec.to_dict()
         d["url"] = page.url_for(sec)
+        if page.headingless(sec):
+            d["no_heading"] = True
         entries.append(d)
     return {
         "doc_set": page.doc_set.name,
@@ -256,7 +258,7 @@ def read_section(docs_dir: Path, page_name: str, *, set_name: str | list[str] | 
         start, end = 1, total
     text = "\n".join(all_lines[start - 1 : end])
     where = sec if sec is not None else _section_holding(page, start) if lines is not None else None
-    return {
+    out = {
         "doc_set": page.doc_set.name,
         "page": page.name,
         "title": page.title,
@@ -268,6 +270,9 @@ def read_section(docs_dir: Path, page_name: str, *, set_name: str | list[str] | 
         "tokens": estimate_tokens(text),
         "text": text,
     }
+    if where is not None and page.headingless(where):
+        out["no_heading"] = True
+    return out
 
 
 def _section_holding(page: Page, line: int) -> Section | None:

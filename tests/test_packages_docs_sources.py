@@ -220,3 +220,15 @@ def test_a_long_description_is_titled_by_its_first_heading_only(tmp_path):
                                                        "# Change Log\n\n## 1.0\n\n- First.\n"))
     add_archive(archive, tmp_path / "md")
     assert (tmp_path / "md" / "demo@1.0" / "demo README").is_dir()
+
+
+def test_a_docs_page_without_a_title_is_recorded_as_untitled_unless_the_nav_names_it(tmp_path):
+    _, _, records = build(tmp_path, {
+        "docs/mkdocs.yml": "site_name: Demo\ndocs_dir: src\nnav:\n- Named in the nav: named.md\n- plain.md\n"
+                           "- titled.md\n",
+        "docs/src/named.md": "Text of a page the nav names.\n",
+        "docs/src/plain.md": "Text of a page nobody names.\n\n## Later\n\nMore.\n",
+        "docs/src/titled.md": "# Titled page\n\nText.\n",
+    })
+    untitled = {s: bool(r["extra"].get("untitled")) for s, r in records.items() if s.startswith("docs/src/")}
+    assert untitled == {"docs/src/named.md": False, "docs/src/plain.md": True, "docs/src/titled.md": False}

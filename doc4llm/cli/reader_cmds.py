@@ -6,6 +6,7 @@ import click
 
 from doc4llm.cli.common import docs_dir_option, echo_text, emit_json, handle_errors, json_option
 from doc4llm.cli.scope import scope_options
+from doc4llm.corpus.model import NO_HEADING
 from doc4llm.corpus.paths import resolve_docs_dir
 
 set_option = click.option("--set", "sets", multiple=True, help="Doc set (NAME@VER or glob); repeatable.")
@@ -73,7 +74,7 @@ def toc_cmd(page: str | None, sets: tuple[str, ...], depth: int, project: str | 
     for s in data["sections"]:
         indent = "  " * max(len(s["heading_path"]) - 1, 0)
         a, b = s["lines"]
-        name = s["address"].split(" > ")[-1]  # a repeated heading shows its " (2)" address
+        name = NO_HEADING if s.get("no_heading") else s["address"].split(" > ")[-1]  # " (2)": a repeat
         lines.append(f"{indent}{name}  L{a}-{b} ~{s['tokens']}t")
     echo_text("\n".join(lines))
 
@@ -102,7 +103,8 @@ def read_cmd(page: str, section: str | None, lines: str | None, with_subsections
         emit_json(data)
         return
     a, b = data["lines"]
-    where = " > ".join(data["heading_path"]) if data["heading_path"] else data["page"]
+    where = NO_HEADING if data.get("no_heading") else \
+        " > ".join(data["heading_path"]) if data["heading_path"] else data["page"]
     src = data.get("source")
     origin = f"  source {src}" if src and "://" not in src else ""
     echo_text(f"[{data['doc_set']} / {where}  {data['content_path']}:{a}-{b}  ~{data['tokens']}t{origin}]\n"

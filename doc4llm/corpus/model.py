@@ -14,6 +14,15 @@ from doc4llm.corpus.atomic import read_text_lossy
 from doc4llm.corpus.paths import CONTENT_FILE, TOC_FILE, is_set_dir, validate_set_pattern
 from doc4llm.corpus.sections import ParsedPage, Section, parse_page
 
+# how the opening lines of a page without a title of its own are named: its file name is not
+# a heading, and agents cited it as one ("type_adapter") where such an opening has none
+NO_HEADING = "(page opening, no heading)"
+
+
+def is_headingless_opening(page_untitled: bool, level: int | None, heading_path: list[str]) -> bool:
+    """The section is the opening of a page named only by its file (no heading above it)."""
+    return bool(page_untitled) and level == 1 and len(heading_path) == 1
+
 
 class Page:
     def __init__(self, doc_set: DocSet, path: Path):
@@ -46,6 +55,14 @@ class Page:
 
     def sections(self) -> list[Section]:
         return self.parsed.sections
+
+    @property
+    def untitled(self) -> bool:
+        """The page has no heading of its own: its title is its file name."""
+        return self.name in self.doc_set.untitled_pages
+
+    def headingless(self, section: Section) -> bool:
+        return is_headingless_opening(self.untitled, section.level, section.heading_path)
 
     @property
     def title(self) -> str:
@@ -102,6 +119,17 @@ class DocSet:
                 if isinstance(extra, dict) and isinstance(extra.get("kind"), str) and rec.get("folder"):
                     out[rec["folder"]] = extra["kind"]
         return out
+
+    @cached_property
+    def untitled_pages(self) -> frozenset[str]:
+        """Page folders whose title is only their file name: their opening lines have no
+        heading, and search and read say so instead of showing the file name as one."""
+        from doc4llm.corpus.writer import UNTITLED
+
+        pages = self.metadata.get("pages") or {}
+        return frozenset(rec["folder"] for rec in (pages.values() if isinstance(pages, dict) else ())
+                         if isinstance(rec, dict) and isinstance(rec.get("extra"), dict)
+                         and rec["extra"].get(UNTITLED) is True and isinstance(rec.get("folder"), str))
 
     def pages(self) -> list[Page]:
         return [Page(self, p) for p in sorted(self.path.iterdir(), key=lambda p: p.name) if _is_page(p)]

@@ -38,6 +38,10 @@ from doc4llm.corpus.sections import parse_page
 from doc4llm.corpus.toc import render_toc
 from doc4llm.errors import InputError
 
+# a page record's `extra:` flag: the page has no title of its own (no front matter title, no
+# heading), so its title is its file name and its opening lines have no heading
+UNTITLED = "untitled"
+
 
 @dataclass
 class PageWrite:

@@ -162,7 +162,7 @@ class SqliteBackend:
             return {}
         rows = self.conn.execute(
             "SELECT s.*, p.title AS page_title, p.source AS page_source, p.kind AS page_kind,"
-            " f.title AS tok_title, f.path AS tok_path, f.body AS tok_body FROM sections s"
+            " p.untitled AS page_untitled, f.title AS tok_title, f.path AS tok_path, f.body AS tok_body FROM sections s"
             " JOIN pages p ON p.id = s.page_id JOIN sec_fts f ON f.rowid = s.id"
             f" WHERE s.id IN ({','.join('?' * len(ids))})", ids).fetchall()
         out = {}

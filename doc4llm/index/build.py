@@ -121,8 +121,8 @@ def _write_page(
         return conn.execute(sql, params)
 
     cur = execute(
-        "INSERT INTO pages(set_name, page, title, source, sig, kind) VALUES (?,?,?,?,?,?)",
-        (ds.name, page.name, page.title, page.source, sig, ds.page_kinds.get(page.name)),
+        "INSERT INTO pages(set_name, page, title, source, sig, kind, untitled) VALUES (?,?,?,?,?,?,?)",
+        (ds.name, page.name, page.title, page.source, sig, ds.page_kinds.get(page.name), int(page.untitled)),
     )
     pid = cur.lastrowid
     id_by_index: dict[int, int] = {}

@@ -61,7 +61,7 @@ SCROLL_PAGE = 1024
 EXPORT_KEY = "qdrant_export"
 ROW_KEYS = ("id", "page_id", "set_name", "page", "idx", "title", "level", "heading_path", "start", "end",
             "subtree_end", "tokens", "words", "anchor", "url", "content_type", "text", "parent_id",
-            "page_title", "page_source", "page_kind", "tok_title", "tok_path", "tok_body")
+            "page_title", "page_source", "page_kind", "page_untitled", "tok_title", "tok_path", "tok_body")
 
 
 
@@ -204,7 +204,8 @@ def _set_rows(conn: sqlite3.Connection, set_name: str) -> list[dict]:
     rows = conn.execute(
         "SELECT s.id, s.page_id, s.set_name, s.page, s.idx, s.title, s.level, s.heading_path, s.start, s.end,"
         " s.subtree_end, s.tokens, s.words, s.anchor, s.url, s.content_type, s.text, s.parent_id,"
-        " p.title AS page_title, p.source AS page_source, p.kind AS page_kind, p.sig AS page_sig,"
+        " p.title AS page_title, p.source AS page_source, p.kind AS page_kind, p.untitled AS page_untitled,"
+        " p.sig AS page_sig,"
         " f.title AS tok_title, f.path AS tok_path, f.body AS tok_body"
         " FROM sections s JOIN pages p ON p.id = s.page_id JOIN sec_fts f ON f.rowid = s.id"
         " WHERE s.set_name=? ORDER BY s.id", (set_name,)).fetchall()

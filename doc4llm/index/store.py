@@ -17,19 +17,20 @@ from pathlib import Path
 from doc4llm.corpus.paths import INDEX_DIRNAME
 
 MMAP_BYTES = 1 << 30  # address space, not memory: pages are mapped as they are read
-FORMAT_VERSION = "14"
+FORMAT_VERSION = "15"
 # 5: plain heading titles, attribute-list anchors, MkDocs blocks rewritten; 6: HTML comment
 # blocks left out of the indexed text; 7-10: in-page tables of contents, a section's
 # trailing anchors and MyST targets left out; 11-12: heading attribute lists after
 # closing hashes or with bare words; 13: an acronym run into a word (`CORSMiddleware`,
 # `SQLite`) is an identifier, indexed whole as well as in parts; 14: a page's kind from the
-# set's metadata (release notes, changelog, contributors: ranked below the docs)
+# set's metadata (release notes, changelog, contributors: ranked below the docs); 15: a page
+# without a title of its own (named by its file) is marked, its opening has no heading
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
 CREATE TABLE IF NOT EXISTS pages (
   id INTEGER PRIMARY KEY, set_name TEXT NOT NULL, page TEXT NOT NULL, title TEXT,
-  source TEXT, sig TEXT, kind TEXT, UNIQUE(set_name, page));
+  source TEXT, sig TEXT, kind TEXT, untitled INTEGER DEFAULT 0, UNIQUE(set_name, page));
 CREATE TABLE IF NOT EXISTS sections (
   id INTEGER PRIMARY KEY, page_id INTEGER NOT NULL, set_name TEXT NOT NULL, page TEXT NOT NULL,
   idx INTEGER, title TEXT, level INTEGER, heading_path TEXT, start INTEGER, end INTEGER,

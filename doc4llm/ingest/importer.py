@@ -20,7 +20,7 @@ from pathlib import Path
 from doc4llm.corpus.atomic import mostly_undecodable, read_text_lossy
 from doc4llm.corpus.comments import is_anchor_line
 from doc4llm.corpus.sections import parse_page
-from doc4llm.corpus.writer import SetWriter
+from doc4llm.corpus.writer import UNTITLED, SetWriter
 from doc4llm.errors import InputError
 from doc4llm.ingest.mdx_blocks import rewrite_mdx
 from doc4llm.ingest.mkdocs_blocks import rewrite_mkdocs_blocks
@@ -112,6 +112,14 @@ def page_title_and_body(text: str, fallback: str) -> tuple[str, str]:
     when it is that name). Body: text without front matter, and without its leading H1 when
     that H1 is the title (the header repeats it), also when only anchors (`(label)=`,
     `<a id>`) stand above it."""
+    title, body, _ = titled_page(text, fallback)
+    return title, body
+
+
+def titled_page(text: str, fallback: str) -> tuple[str, str, bool]:
+    """`page_title_and_body` and whether the page names itself (front matter or a heading):
+    when it does not, its title is only `fallback` and its opening lines have no heading
+    (search and read say so, and a citation names none)."""
     parsed = parse_page(text)
     lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
     fm_title = parsed.front_matter.get("title")
@@ -132,6 +140,7 @@ def page_title_and_body(text: str, fallback: str) -> tuple[str, str]:
                    and _same_name(first.title, fallback))
     if named_lower:
         title = first.title
+    own = named_lower or h1 is not None or bool(isinstance(fm_title, str) and fm_title.strip())
     if first is not None and (named_lower or (first.level == 1 and first.title == title)) \
             and first.start - 1 >= body_start \
             and all(not s.strip() or is_anchor_line(s) or (named_lower and s.lstrip().startswith("<"))
@@ -139,7 +148,7 @@ def page_title_and_body(text: str, fallback: str) -> tuple[str, str]:
             and lines[first.start - 1].lstrip().startswith("#"):
         del lines[first.start - 1]  # anchors above it (`(label)=`) stay: they name the page
     body = "\n".join(lines[body_start:])
-    return title, _with_summary(parsed.front_matter, body)
+    return title, _with_summary(parsed.front_matter, body), own
 
 
 def _same_name(heading: str, file_stem: str) -> bool:
@@ -213,9 +222,9 @@ def import_path(path: Path, docs_dir: Path, set_name: str, *, prune: bool = Fals
             continue
         if lossy:
             summary.warnings.append(f"{rel}: not valid UTF-8, invalid bytes replaced")
-        title, body = page_title_and_body(prepare_markdown(text, mdx=file.suffix.lower() == ".mdx"),
-                                          printable_name(file.stem))
-        result = writer.write_page(title, body, source=rel, key=rel)
+        title, body, own = titled_page(prepare_markdown(text, mdx=file.suffix.lower() == ".mdx"),
+                                       printable_name(file.stem))
+        result = writer.write_page(title, body, source=rel, key=rel, extra=None if own else {UNTITLED: True})
         keys.add(rel)
         getattr(summary, result.status).append(result.folder)
         if progress:

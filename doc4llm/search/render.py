@@ -9,6 +9,7 @@ ready `read` command closes the output.
 
 from __future__ import annotations
 
+from doc4llm.corpus.model import NO_HEADING
 from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.reader import read_command
 from doc4llm.search.confidence import STRONG
@@ -50,6 +51,8 @@ def _heading_path(r: dict) -> list[str]:
     """The heading path without its first element when that only repeats the page named
     just before it (`forward_annotations.md:55-239  forward_annotations > ...`): the same
     words twice on every result line cost tokens and say nothing."""
+    if r.get("no_heading"):
+        return [NO_HEADING]
     path = list(r.get("heading_path") or [])
     if len(path) > 1:
         where = _where(r).rsplit("/", 1)[-1]

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 from doc4llm.corpus.comments import blank_html_comments, is_anchor_line
+from doc4llm.corpus.model import is_headingless_opening
 from doc4llm.corpus.paths import CONTENT_FILE, TOC_FILE
 from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.index.tokenize import tokens
@@ -272,6 +273,8 @@ def to_result(rank: int, cand, row: dict, docs_dir: Path, query_stems: list[str]
                 res["entry"] = {"lines": list(span), "tokens": estimate_tokens(seg)}
     for b in res["best_lines"]:
         b.pop("top", None)
+    if is_headingless_opening(row.get("page_untitled"), row.get("level"), row["heading_path"]):
+        res["no_heading"] = True  # the page's opening lines; its "title" is only its file name
     if explain:
         res["explain"] = {k: round(v, 4) for k, v in cand.parts.items()}
         res["explain_raw"] = {k: round(v, 4) for k, v in cand.raw.items()}

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from doc4llm.corpus.paths import safe_join, validate_set_name
-from doc4llm.corpus.writer import SetWriter, load_set_metadata
+from doc4llm.corpus.writer import UNTITLED, SetWriter, load_set_metadata
 from doc4llm.errors import InputError
 from doc4llm.ingest.packages.pages import DocPage
 
@@ -217,7 +217,7 @@ def write_set(docs_dir: Path, set_name: str, pages: list[DocPage], package: dict
     sources: dict[str, int] = {}
     for page in pages:
         extra = {"from": page.origin, **page.extra}
-        extra.update({k: v for k, v in (("kind", page.kind), ("lang", page.lang)) if v})
+        extra.update({k: v for k, v in (("kind", page.kind), ("lang", page.lang), (UNTITLED, page.untitled)) if v})
         writer.write_page(page.title, page.body, source=page.source, key=page.key,
                           url=page.extra.get("url"), extra=extra)
         sources[page.origin] = sources.get(page.origin, 0) + 1

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from doc4llm.corpus.atomic import mostly_undecodable, read_text_lossy
-from doc4llm.ingest.importer import page_title_and_body, prepare_markdown
+from doc4llm.ingest.importer import page_title_and_body, prepare_markdown, titled_page
 from doc4llm.ingest.packages.autodoc import ApiLookup, fill_autodoc
 from doc4llm.ingest.packages.docs_sources import MARKDOWN, RST, DocFile, find_docs, looks_rst
 from doc4llm.ingest.packages.includes import PageIncludes, markdown_includes, rst_includes
@@ -211,10 +211,10 @@ def file_page(path: Path, root: Path, origin: str, fallback: str, conv: Converte
         suffix = ".rst" if doc is not None and doc.root.kind == "sphinx" or looks_rst(text[:4000]) else ".md"
     md = conv.to_markdown(text, suffix, path, doc.root.include_bases if doc else None)
     nav = doc.root.nav.get(_rel_resolved(path, root)) if doc else None
-    title, body = page_title_and_body(md, nav or fallback)
+    title, body, own = titled_page(md, nav or fallback)
     if not body.strip() and not title:
         return None
-    page = DocPage(title, body, rel, f"{origin}:{rel}", origin)
+    page = DocPage(title, body, rel, f"{origin}:{rel}", origin, untitled=not own and not nav)
     if doc is not None:
         page.kind = page_kind(path.relative_to(doc.root.path).as_posix(), title)
         if doc.lang:

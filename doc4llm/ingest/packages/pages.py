@@ -19,3 +19,4 @@ class DocPage:
     extra: dict = field(default_factory=dict)
     kind: str | None = None  # release-notes | changelog | contributors | translation (page_kinds.py)
     lang: str | None = None  # a translation's language
+    untitled: bool = False  # no title of its own: named by its file, its opening has no heading
