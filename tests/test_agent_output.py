@@ -311,6 +311,37 @@ def test_best_lines_pick_the_evidence():
     assert "quill" in cut and len(cut) <= 152 and cut.startswith("…") and cut.endswith("…")
 
 
+def test_a_line_that_is_only_a_name_gives_way_to_a_sentence_with_it():
+    """MkDocs pages open with an "API Documentation" pointer (`> [`pkg.mod.Thing`][...]`):
+    it names the class, the next sentence says what it does; with the same words the
+    sentence is the evidence shown."""
+    from doc4llm.search.results import best_lines
+
+    text = ("You may want to validate a list.\n\n> **API Documentation**\n"
+            "> [`pkg.adapter.TypeAdapter`][pkg.adapter.TypeAdapter]<br>\n\n"
+            "For this, pkg provides [`TypeAdapter`][pkg.adapter.TypeAdapter], which validates any type.\n")
+    got = best_lines(text, 1, {"typeadapter": 1.0}, ["TypeAdapter"], n=1)
+    assert got[0]["line"] == 6 and got[0]["text"].startswith("For this, pkg provides `TypeAdapter`")
+    only = "> [`pkg.adapter.TypeAdapter`][pkg.adapter.TypeAdapter]<br>\n"  # alone, it still shows
+    assert best_lines(only, 1, {"typeadapter": 1.0}, ["TypeAdapter"], n=1)[0]["line"] == 1
+
+
+def test_a_subject_no_section_holds_in_every_phrasing_caps_the_fused_confidence(docs):
+    """Every rewording keeps "search" and no section contains it: the results match the
+    question's other words, so the fused confidence says so (30), whatever a phrasing's
+    other words found; a code name absent as written (`goOffline`) is not such a subject."""
+    from doc4llm.search.phrasings import ASKED_ABSENT_CAP, _in_every_phrasing
+
+    rc, out, _ = cli(docs, "search", "full-text search over quills on the device", "--or",
+                     "quill search index", "--or", "search quills cached", "--json")
+    data = json.loads(out)
+    assert rc == 0 and "search" in data["coverage"]["missing"]
+    assert data["confidence"] <= ASKED_ABSENT_CAP and "every phrasing asks about search" in data["confidence_explanation"]
+    assert _in_every_phrasing(["goOffline", "search"], ["test goOffline search", "goOffline search harness"]) == ["search"]
+    assert _in_every_phrasing(["search"], ["full-text search"]) == []  # one phrasing: the question alone
+    assert _in_every_phrasing(["search"], ["full-text search", "text index"]) == []
+
+
 def test_a_huge_phrasing_is_cut_and_its_absent_word_shown_short(docs):
     rc, out, err = cli(docs, "search", "quills " + "z" * 5000, "--or", "quills")
     assert rc == 0 and "using the first 1000" in err

@@ -28,6 +28,20 @@ def _absent_names(run: dict) -> list[str]:
     return [*(cov.get("strong_absent") or []), *(cov.get("absent_names") or [])]
 
 
+def _in_every_phrasing(missing: list[str], queries: list[str]) -> list[str]:
+    """The plain words no section contains that every phrasing uses: the agent kept them in
+    each rewording, so they are what the question is about ("full-text search"), and no
+    section holds it. Code names are left out: `fail_fast` is absent as written while its
+    parts (`FailFast`) are documented."""
+    from doc4llm.index.tokenize import tokens
+
+    if len(queries) < 2:
+        return []
+    said = [set(tokens(q)) for q in queries]
+    return [w for w in missing if w.isalpha() and w == w.lower()
+            and all(any(t in s for t in tokens(w)) for s in said)]
+
+
 def check_phrasings(query: str, phrasings: list[str]) -> None:
     """Empty or too many phrasings are a usage error (exit 2), not a silent no-op."""
     from doc4llm.errors import InputError
@@ -137,6 +151,12 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
             f"the question names {', '.join(asked[:3])}, which these docs never mention; the results "
             "match its other words" if asked else
             "the question as asked matches no section well; these results come from the other phrasings")
+    every = _in_every_phrasing(missing, queries)
+    if every and not out["abstained"] and out["confidence"] > ASKED_ABSENT_CAP:
+        # the question's subject is absent: what the results match is the rest of it
+        out["confidence"] = ASKED_ABSENT_CAP
+        out["confidence_explanation"] = (f"every phrasing asks about {', '.join(every[:3])}, which no section "
+                                         "contains; the results match the other words")
     if out["abstained"]:
         for r in results:
             r["relevance"] = "low"

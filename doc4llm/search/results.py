@@ -73,6 +73,10 @@ BEST_LINE_CHARS = 110  # a best line is cut around its first matched word
 _FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 # bare tags, table rules, the page header's source line
+# a line that is only a name (a link's or code span's text under a quote or list marker: the
+# "API Documentation" pointer MkDocs pages open with) says the name exists, not what it does
+_BARE_NAME = re.compile(r"\s*(?:>\s*)*(?:[-*+]\s+)?`[^`\n]+`\s*")
+BARE_NAME_WEIGHT = 0.5
 _MARKUP = re.compile(r"^\s*(<[^>]*>\s*)+$|^\s*[|:\- ]+$|^>?\s*\*\*(Source|原文链接)\*\*")
 
 
@@ -101,6 +105,8 @@ def best_lines(text: str, first_line: int, weights: dict[str, float], terms: lis
             if m:
                 score += 2 * top_w
                 col = m.start() if col < 0 else min(col, m.start())
+        if score > 0 and _BARE_NAME.fullmatch(plain_line(line)):
+            score *= BARE_NAME_WEIGHT  # a sentence with the same words says more
         if score > 0:
             if col < 0:
                 low = line.casefold()
