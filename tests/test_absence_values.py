@@ -190,6 +190,37 @@ def test_near_twins_name_the_canonical_page_for_the_question_type():
     assert canonical_choice("concept", results, rows, ["retries"]) is None  # no concept twin either
 
 
+def test_a_short_entry_that_links_to_a_shown_section_points_to_it():
+    """An FAQ answer "Yes, atomic skeins ... See [Skeins](concepts/data-model.md#skeins)"
+    defers to the section it links to: when that section is result 2 or 3, the text says
+    so (for any question type); a long section's link, or a link to a section not shown,
+    is no pointer."""
+    from doc4llm.search.render import render_text
+    from doc4llm.search.twins import canonical_choice
+
+    results = [{"rank": 1, "doc_set": "s@1", "page": "FAQ", "source": "faq.md", "lines": [33, 35], "tokens": 52,
+                "heading_path": ["FAQ", "Does it support transactions?"], "best_lines": []},
+               {"rank": 2, "doc_set": "s@1", "page": "Data model", "source": "concepts/data-model.md",
+                "lines": [52, 61], "tokens": 181, "heading_path": ["Data model", "Skeins"], "best_lines": []},
+               {"rank": 3, "doc_set": "s@1", "page": "SDK", "source": "reference/sdk.md", "lines": [1, 9],
+                "tokens": 90, "heading_path": ["SDK", "transaction()"], "best_lines": []}]
+    rows = [{"tokens": 52, "tok_body": "yes atomic", "text": "### Does it support transactions?\n\nYes, atomic "
+             "skeins. See [Skeins](concepts/data-model.md#skeins)."},
+            {"tokens": 181, "anchor": "skeins", "tok_body": "skein stitches"},
+            {"tokens": 90, "anchor": "transaction", "tok_body": "transaction"}]
+    got = canonical_choice("general", results, rows)
+    assert got["pointer"] and got["read"] == 2
+    text = render_text({"confidence": 80, "abstained": False, "results": results, "sets": ["s@1"], "twins": got})
+    assert "result 1 links to result 2 for the details: read 2" in text
+    from_guide = dict(results[0], source="guides/faq.md")  # a relative link resolves from its folder
+    rows[0]["text"] = "See [Skeins](../concepts/data-model.md#skeins)."
+    assert canonical_choice("general", [from_guide, *results[1:]], rows)["read"] == 2
+    rows[0]["tokens"] = 400  # a long section that links somewhere does not defer to it
+    assert canonical_choice("general", [from_guide, *results[1:]], rows) is None
+    rows[0] = {"tokens": 52, "text": "See [Other](concepts/data-model.md#other)."}
+    assert canonical_choice("general", results, rows) is None
+
+
 def test_result_1_on_another_subject_or_a_legacy_api():
     from doc4llm.search.analyze import analyze
     from doc4llm.search.fusion import Candidate

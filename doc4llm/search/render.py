@@ -123,8 +123,11 @@ def _header(result: dict, show_set: bool, numbers: bool = True, only_set: str | 
     out = [first] if first else []
     twins = result.get("twins")
     if twins:  # one line instead of a second read to choose between near-twins
-        pairs = ", ".join(f"{r} ({k or 'page'})" for r, k in zip(twins["ranks"], twins["kinds"], strict=True))
-        out.append(f"same answer in {pairs}: read {twins['read']}, {twins['why']}")
+        if twins.get("pointer"):  # a short entry that links to a shown section
+            out.append(f"result 1 links to result {twins['read']} for the details: read {twins['read']}")
+        else:
+            pairs = ", ".join(f"{r} ({k or 'page'})" for r, k in zip(twins["ranks"], twins["kinds"], strict=True))
+            out.append(f"same answer in {pairs}: read {twins['read']}, {twins['why']}")
     return out + _absent_lines(result)
 
 

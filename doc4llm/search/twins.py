@@ -14,9 +14,14 @@ definition is that page's intro).
 
 from __future__ import annotations
 
+import posixpath
 import re
 
 TWIN_JACCARD = 0.2
+# a result 1 this short that links to another shown result is a summary pointing to it (an
+# FAQ's "Yes, atomic skeins ... See [Skeins](concepts/data-model.md#skeins)")
+POINTER_MAX_TOKENS = 120
+_LINK_TARGET = re.compile(r"\]\(([^()\s#]*)#([^()\s]+)\)")
 KINDS = (
     ("troubleshooting", re.compile(r"troubleshoot|\berrors?\b|error[-_ ]?(?:codes?|catalog|reference)|\bfaq\b|"
                                    r"known[-_ ]issues|debug", re.I)),
@@ -65,7 +70,13 @@ def canonical_choice(qtype: str, results: list[dict], rows: list[dict],
     whatever the question's type says ("what is" reads as a concept question)."""
     terms = terms or []
     wanted = WANTED.get(qtype)
-    if not wanted or len(results) < 2:
+    if len(results) < 2:
+        return None
+    pointed = _pointed_to(results, rows)
+    if pointed is not None:
+        return {"ranks": [1, pointed + 1], "kinds": [page_kind(results[0]), page_kind(results[pointed])],
+                "read": pointed + 1, "why": "result 1 links to it for the details", "pointer": True}
+    if not wanted:
         return None
     top = _words(rows[0])
     if not top:
@@ -90,6 +101,29 @@ def canonical_choice(qtype: str, results: list[dict], rows: list[dict],
         return None
     return {"ranks": [i + 1 for i in group], "kinds": kinds, "read": pick + 1,
             "why": f"for {QUESTION[qtype]} question, the {wanted} page"}
+
+
+def _pointed_to(results: list[dict], rows: list[dict]) -> int | None:
+    """The index of result 2 or 3 when result 1 is a short entry that links to that very
+    section (its source file and heading anchor): the entry defers to it."""
+    top = rows[0]
+    if (top.get("tokens") or 0) > POINTER_MAX_TOKENS or "](" not in (top.get("text") or ""):
+        return None
+    src = str(results[0].get("source") or "")
+    if not src or "://" in src:
+        return None
+    here = posixpath.dirname(src)
+    targets = set()
+    for path, anchor in _LINK_TARGET.findall(top.get("text") or ""):
+        if "://" in path or path.startswith("/"):
+            continue
+        full = posixpath.normpath(posixpath.join(here, path)) if path else src
+        targets.add((full, anchor.casefold()))
+    for i in range(1, min(3, len(results))):
+        anchor = (rows[i].get("anchor") or "").casefold()
+        if anchor and (str(results[i].get("source") or ""), anchor) in targets:
+            return i
+    return None
 
 
 def _term_named(result: dict, terms: list[str]) -> str:
