@@ -127,3 +127,15 @@ def test_quoted_message_check_is_linear():
 
     _assert_linear(lambda t: "stitch exceeds max_stitch_bytes" in _fold(_prose(t)), "", "x",
                    ATOMS + ["```\n", "~~~", "`", "**"])
+
+
+@pytest.mark.parametrize("prefix", ["", ">", "> - ", "`"])
+def test_bare_name_and_link_target_checks_are_linear(prefix):
+    """A best line that is only a name counts half (search/results.py `_BARE_NAME`), and a
+    short result 1's links are read for a pointer to result 2-3 (search/twins.py): both
+    patterns run over untrusted page text."""
+    from doc4llm.search.results import _BARE_NAME
+    from doc4llm.search.twins import _LINK_TARGET
+
+    _assert_linear(lambda t: _BARE_NAME.fullmatch(t), prefix, "x", ATOMS + [">", "> ", "`", "- ", "* "])
+    _assert_linear(lambda t: _LINK_TARGET.findall(t), prefix, "x", ATOMS + LINK_ATOMS + ["#", "](a#", "](#"])
