@@ -139,3 +139,12 @@ def test_bare_name_and_link_target_checks_are_linear(prefix):
 
     _assert_linear(lambda t: _BARE_NAME.fullmatch(t), prefix, "x", ATOMS + [">", "> ", "`", "- ", "* "])
     _assert_linear(lambda t: _LINK_TARGET.findall(t), prefix, "x", ATOMS + LINK_ATOMS + ["#", "](a#", "](#"])
+
+
+def test_jsdoc_stripping_is_linear():
+    """A declaration's code without its JSDoc (ingest/packages/api_typescript.py): .d.ts
+    files come from any package; unclosed comments and comment runs stay linear."""
+    from doc4llm.ingest.packages.api_typescript import without_jsdoc
+
+    _assert_linear(without_jsdoc, "", "x", ATOMS + ["/**", "*/", "/** x */", "/*", "**/"])
+    assert without_jsdoc("a(): void;\n/** doc */\nb(): void; /** unclosed") == "a(): void;\nb(): void; "

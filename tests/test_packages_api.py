@@ -344,6 +344,43 @@ def test_every_dts_export_form_is_documented(tmp_path):
     assert "## globalThing" in pages["global.d.ts"] and "## Window" in pages["global.d.ts"]
 
 
+LODASH_STYLE = {
+    "package.json": '{"name": "@types/lodashish", "version": "1.0.0", "types": "index.d.ts"}',
+    "index.d.ts": ('import "./common/number";\nexport = _;\nexport as namespace _;\n'
+                   "declare const _: _.LoDashStatic;\ndeclare namespace _ {\n    interface LoDashStatic {}\n}\n"),
+    "common/number.d.ts": ('import _ = require("../index");\ndeclare module "../index" {\n'
+                           "    interface LoDashStatic {\n        /**\n         * Clamps `number` within bounds.\n"
+                           "         * @param number The number to clamp.\n         */\n"
+                           "        clamp(number: number, lower: number, upper: number): number;\n"
+                           "        /** @see _.clamp */\n        clamp(number: number, upper: number): number;\n    }\n}\n"
+                           "declare global {\n    interface Window {\n        /** The lodash global. */\n"
+                           "        _: unknown;\n    }\n}\n"),
+    "clamp.d.ts": 'import { clamp } from "./index";\nexport = clamp;\n',
+}
+
+
+def test_module_augmentations_are_documented_and_one_name_passed_on_makes_no_page(tmp_path):
+    """@types/lodash declares every function in `declare module "../index" { interface
+    LoDashStatic { ... } }` and has a file per function that only re-exports it: the
+    augmentation's members are the API; the one-line files were 300 empty pages."""
+    pages = {p.source: p.body for p in typescript_api_pages(write(tmp_path, LODASH_STYLE), [])}
+    assert set(pages) == {"index.d.ts", "common/number.d.ts"}
+    number = pages["common/number.d.ts"]
+    assert "### LoDashStatic.clamp\n\nClamps `number` within bounds." in number
+    assert number.count("### LoDashStatic.clamp") == 1 and "clamp(number: number, upper: number)" in number
+    # the declaration shows the shape; the members' JSDoc is in their own sections only once
+    assert number.count("Clamps `number` within bounds.") == 1
+    assert "### Window._" in number  # `declare global` is public too
+
+
+def test_augmentations_nested_deeply_stop_at_the_depth_limit(tmp_path):
+    write(tmp_path, {"index.d.ts": 'import x = require("y");\n' + 'declare module "m" {\n' * 50
+                     + "interface I { /** d */ a: 1 }\n" + "}\n" * 50})
+    warnings: list[str] = []
+    typescript_api_pages(tmp_path, warnings)
+    assert any("nested deeper than" in w for w in warnings)
+
+
 def deep_namespaces(n: int) -> str:
     return "export namespace A {\n" * n + "export const x = 1;\n" + "}\n" * n
 

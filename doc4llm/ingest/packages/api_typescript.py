@@ -13,6 +13,12 @@ without any import or export (a global script) every declaration. Re-exports (`e
 from "./lib"`, `export { A } from "./b"`) are listed with the file that defines them
 (dts_files.py orders files so the entry points and what they re-export come first).
 
+A module augmentation (`declare module "../index" { interface LoDashStatic { clamp(...) } }`,
+how @types/lodash documents every function) and `declare global { ... }` are public
+whatever the file's imports say: their declarations are documented. A file that only passes
+one imported name on (`import { clamp } from "./index"; export = clamp`, 300 such files in
+@types/lodash) gets no page: the name is documented where it is declared.
+
 Namespaces are walked with an explicit stack, at most MAX_NAMESPACE_DEPTH deep: a file
 of 5,000 nested `export namespace A {` takes linear time and says where it stopped.
 A member whose JSDoc has `@deprecated` opens with `**Deprecated:** ...`.
@@ -60,6 +66,8 @@ def typescript_api_pages(root: Path, warnings: list[str], label: str = "") -> li
         doc.collect(tree.root_node)
         if doc.too_deep:
             deep.append(rel)
+        if not doc.sections and len(doc.reexports) <= 1:
+            continue  # nothing declared here, at most one name passed on: no page of its own
         body = doc.render()
         if not body:
             continue
@@ -108,6 +116,13 @@ class _FileDoc:
                         inner = node.child_by_field_name("declaration")
                         if inner is not None:
                             self._document(_unwrap(inner), node, this_doc, prefix, depth, stack)
+                    continue
+                block = _augmentation_body(node, self.src)
+                if block is not None:  # what it declares is public (the augmented module's)
+                    if depth + 1 > MAX_NAMESPACE_DEPTH:
+                        self.too_deep = True
+                    else:
+                        stack.append((block, prefix, depth + 1, False))
                     continue
                 decl = _unwrap(node) if node.type == "ambient_declaration" else node
                 if decl is None or decl.type not in DECLS:
@@ -218,10 +233,13 @@ class _FileDoc:
             if jsdoc and decl.type == "internal_module":
                 self._add(outer.start_byte, prefix + names[0], [jsdoc_markdown(jsdoc)], jsdoc)
             return
+        title = prefix + ", ".join(names)
+        members = _member_sections(decl, self.src, title)
         code = _text(outer, self.src)
+        if members:  # their JSDoc is in their own sections: the declaration shows the shape
+            code = without_jsdoc(code)
         if len(code) > MAX_DECL_CHARS:
             code = code[:MAX_DECL_CHARS] + "\n// ... (cut)"
-        title = prefix + ", ".join(names)
         parts = []
         if default:
             parts.append("*Default export.*")
@@ -229,7 +247,7 @@ class _FileDoc:
             parts.append(note)
         text = jsdoc_markdown(jsdoc, deprecated_tag=False) if jsdoc else ""
         parts += [x for x in (text, f"```ts\n{code}\n```") if x]
-        self._add(outer.start_byte, title, parts + _member_sections(decl, self.src, title), jsdoc)
+        self._add(outer.start_byte, title, parts + members, jsdoc)
 
     def _add(self, offset: int, title: str, parts: list[str], jsdoc: str | None) -> None:
         if title in self.by_name:  # an overload, or a namespace merged with a function: one section
@@ -268,6 +286,22 @@ def _unwrap(node):
     return next((c for c in node.named_children if c.type in DECLS), None)
 
 
+def _augmentation_body(node, src: bytes):
+    """The body of `declare module "name" { ... }` (a module augmentation, or an ambient
+    module) or of `declare global { ... }`; None for anything else (`declare module Foo`
+    is a namespace)."""
+    if node.type != "ambient_declaration":
+        return None
+    for child in node.named_children:
+        if child.type == "statement_block" and _text(node, src).lstrip().startswith("declare global"):
+            return child
+        if child.type == "module":
+            name = child.child_by_field_name("name")
+            if name is not None and name.type == "string":
+                return child.child_by_field_name("body")
+    return None
+
+
 def _names(decl, src: bytes) -> list[str]:
     if decl.type in ("lexical_declaration", "variable_declaration"):
         return [_text(d.child_by_field_name("name"), src) for d in decl.named_children
@@ -280,7 +314,8 @@ def _member_sections(decl, src: bytes, owner: str) -> list[str]:
     body = decl.child_by_field_name("body") or decl.child_by_field_name("value")
     if body is None or body.type not in ("object_type", "interface_body", "class_body"):
         return []
-    out = []
+    out: list[str] = []
+    last = None
     doc: str | None = None
     for node in body.named_children:
         if node.type == "comment":
@@ -295,10 +330,31 @@ def _member_sections(decl, src: bytes, owner: str) -> list[str]:
         code = _text(node, src)
         if len(code) > MAX_DECL_CHARS:
             code = code[:MAX_DECL_CHARS] + "\n// ... (cut)"
+        text = jsdoc_markdown(this_doc, deprecated_tag=False)
+        if name == last and out:  # an overload: under the same heading, its own doc and signature
+            out[-1] += (f"\n\n{text}" if text and text not in out[-1] else "") + f"\n\n```ts\n{code}\n```"
+            continue
         mark = deprecation_line(this_doc)
         head = f"### {owner}.{name}" + (f"\n\n{mark}" if mark else "")
-        out.append(f"{head}\n\n{jsdoc_markdown(this_doc, deprecated_tag=False)}\n\n```ts\n{code}\n```")
+        out.append(f"{head}\n\n{text}\n\n```ts\n{code}\n```")
+        last = name
     return out
+
+
+def without_jsdoc(code: str) -> str:
+    """`code` without its `/** ... */` comments and the blank lines they leave (one pass
+    of `str.find`: linear on any input, an unclosed comment runs to the end)."""
+    out: list[str] = []
+    pos = 0
+    while True:
+        start = code.find("/**", pos)
+        if start < 0:
+            out.append(code[pos:])
+            break
+        out.append(code[pos:start])
+        end = code.find("*/", start + 3)
+        pos = len(code) if end < 0 else end + 2
+    return "\n".join(ln for ln in "".join(out).split("\n") if ln.strip())
 
 
 def deprecation_line(comment: str) -> str | None:
