@@ -93,3 +93,34 @@ def test_a_page_with_a_title_keeps_its_opening_heading(tmp_path):
         assert toc[2].startswith(title), toc
         data = json.loads(run_cli("read", page, "--lines", "5:6", "--docs-dir", docs, "--json", env=env).stdout)
         assert "no_heading" not in data and data["heading_path"] == [title]
+
+
+def test_mcp_toc_and_read_say_the_opening_has_no_heading(tmp_path):
+    """Over the real MCP client: get_toc marks the entry (its address stays usable) and
+    read_section's result carries `no_heading`."""
+    import os
+    import sys
+
+    import anyio
+    from mcp.client.session import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    docs = _docs(tmp_path)
+    env = {k: v for k, v in os.environ.items() if k != "DOC4LLM_DOCS_DIR"} | {"DOC4LLM_EMBEDDER": "none"}
+    params = StdioServerParameters(command=sys.executable, env=env,
+                                   args=["-m", "doc4llm", "serve", "--docs-dir", str(docs)])
+
+    async def calls() -> tuple[dict, dict]:
+        with open(os.devnull, "w") as errlog:
+            async with stdio_client(params, errlog=errlog) as streams, ClientSession(*streams) as session:
+                await session.initialize()
+                toc = await session.call_tool("get_toc", {"page": "frob_adapter"})
+                read = await session.call_tool("read_section", {"page": "frob_adapter", "lines": "5:6"})
+                assert not toc.is_error and not read.is_error, (toc.content, read.content)
+                return toc.structured_content, read.structured_content
+
+    toc, read = anyio.run(calls)
+    first, second = toc["sections"][:2]
+    assert first["no_heading"] is True and first["address"] == "frob_adapter"
+    assert "no_heading" not in second
+    assert read["no_heading"] is True

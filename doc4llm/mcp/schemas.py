@@ -109,6 +109,9 @@ class ReadResult(Budgeted):
 
 
 class TocEntry(BaseModel):
+    # `no_heading: true` on a page's opening lines when the page has no heading (reader.get_toc)
+    model_config = ConfigDict(extra="allow")
+
     address: str = Field(description="heading path to pass to read_section as section")
     level: int
     lines: list[int]

@@ -306,7 +306,8 @@ class DocsService:
         validate_page_name(_validate_text(page, "page name", MAX_NAME_CHARS))
         toc = self._page_in_scope(lambda names: get_toc(self.docs_dir, page, names), _validate_sets(sets))
         sections = [{"address": s["address"], "level": s["level"], "lines": s["lines"],
-                     "subtree_lines": s["subtree_lines"], "tokens": s["tokens"]}
+                     "subtree_lines": s["subtree_lines"], "tokens": s["tokens"],
+                     **({"no_heading": True} if s.get("no_heading") else {})}
                     for s in toc["sections"]]
         data = {"doc_set": toc["doc_set"], "page": toc["page"], "title": toc["title"],
                 "source": toc["source"], "content_path": _absolute(toc["content_path"]),
