@@ -11,6 +11,7 @@ Everything returned carries line ranges and token counts for citation.
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import unicodedata
@@ -63,6 +64,11 @@ def find_page(docs_dir: Path, name: str, set_patterns: list[str] | None = None) 
     if len(by_source) > 1:
         raise NotFoundError(f"source {name!r} is a page in several sets; pass --set",
                             candidates=[f"{p.doc_set.name} / {p.name}" for p in by_source])
+    if ("/" in name or "\\" in name) and not os.path.isabs(name.strip()) and ".." not in name.split("/"):
+        # a source file no page records (a page folder name never holds a separator)
+        raise NotFoundError(f"no page whose source file is {name.strip()!r}" + (
+            f" in {', '.join(set_patterns)}" if set_patterns else ""),
+            hint="search results name pages by their source file; doc4llm toc --set NAME@VER lists a set's pages")
     name = validate_page_name(name.strip())
     sets: list[DocSet] = select_sets(docs_dir, set_patterns)
     if not sets:

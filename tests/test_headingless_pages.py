@@ -97,7 +97,9 @@ def test_a_page_with_a_title_keeps_its_opening_heading(tmp_path):
 
 def test_mcp_toc_and_read_say_the_opening_has_no_heading(tmp_path):
     """Over the real MCP client: get_toc marks the entry (its address stays usable) and
-    read_section's result carries `no_heading`."""
+    read_section's result carries `no_heading`. Both take the page by its source file, as
+    search_docs's read hint names it (they refused any '/' before); a source no page
+    records is a plain not-found, a '..' still refused."""
     import os
     import sys
 
@@ -114,9 +116,13 @@ def test_mcp_toc_and_read_say_the_opening_has_no_heading(tmp_path):
         with open(os.devnull, "w") as errlog:
             async with stdio_client(params, errlog=errlog) as streams, ClientSession(*streams) as session:
                 await session.initialize()
-                toc = await session.call_tool("get_toc", {"page": "frob_adapter"})
-                read = await session.call_tool("read_section", {"page": "frob_adapter", "lines": "5:6"})
+                toc = await session.call_tool("get_toc", {"page": "concepts/frob_adapter.md"})
+                read = await session.call_tool("read_section", {"page": "concepts/frob_adapter.md", "lines": "5:6"})
                 assert not toc.is_error and not read.is_error, (toc.content, read.content)
+                missing = await session.call_tool("read_section", {"page": "concepts/nope.md"})
+                assert missing.is_error and "no page whose source file is 'concepts/nope.md'" in missing.content[0].text
+                up = await session.call_tool("read_section", {"page": "../concepts/frob_adapter.md"})
+                assert up.is_error and "refused" in up.content[0].text
                 return toc.structured_content, read.structured_content
 
     toc, read = anyio.run(calls)

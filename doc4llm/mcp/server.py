@@ -32,7 +32,7 @@ from typing import Annotated, Any
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import Field
 
-from doc4llm.corpus.paths import resolve_docs_dir, validate_page_name, validate_set_pattern
+from doc4llm.corpus.paths import resolve_docs_dir, validate_set_pattern
 from doc4llm.corpus.sections import estimate_tokens
 from doc4llm.errors import Doc4llmError, ExternalError, InputError
 from doc4llm.mcp.args import MAX_BUDGET, Budget, K, Lines, Offset, Page, Sets, error_text
@@ -289,7 +289,7 @@ class DocsService:
                      max_tokens: int = DEFAULT_READ_TOKENS) -> dict:
         from doc4llm.reader import read_section
 
-        validate_page_name(_validate_text(page, "page name", MAX_NAME_CHARS))
+        _validate_text(page, "page name", MAX_NAME_CHARS)  # a folder name or a source file (reader.find_page)
         if section:
             _validate_text(section, "section", MAX_QUERY_CHARS)
         result = self._page_in_scope(
@@ -303,7 +303,7 @@ class DocsService:
                 max_tokens: int = DEFAULT_LIST_TOKENS) -> dict:
         from doc4llm.reader import get_toc
 
-        validate_page_name(_validate_text(page, "page name", MAX_NAME_CHARS))
+        _validate_text(page, "page name", MAX_NAME_CHARS)  # a folder name or a source file (reader.find_page)
         toc = self._page_in_scope(lambda names: get_toc(self.docs_dir, page, names), _validate_sets(sets))
         sections = [{"address": s["address"], "level": s["level"], "lines": s["lines"],
                      "subtree_lines": s["subtree_lines"], "tokens": s["tokens"],
