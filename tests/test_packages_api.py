@@ -398,3 +398,50 @@ def test_deeply_nested_namespaces_take_linear_time_and_say_where_they_stop(tmp_p
         return d
 
     assert_linear(lambda d: typescript_api_pages(d, []), run, 1500, what="nested namespaces")
+
+
+DECORATED = {
+    "PKG-INFO": "Name: pkg\nVersion: 2.0.0\n",
+    "src/pkg/__init__.py": '"""The package."""\nfrom .frame import Frame, Other\n__all__ = ["Frame", "Other"]\n',
+    "src/pkg/_shared.py": "_shared_docs: dict[str, str] = {}\n_kwargs = {'klass': 'Frame', 'axes': 'rows'}\n",
+    "src/pkg/_decorators.py": ("def Appender(text, indents=0):\n    return lambda f: f\n"
+                               "def Substitution(*a, **k):\n    return lambda f: f\n"
+                               "def doc(*a, **k):\n    return lambda f: f\n"),
+    "src/pkg/frame.py": (
+        "from textwrap import dedent\n"
+        "from ._decorators import Appender, Substitution, doc\nfrom ._shared import _shared_docs, _kwargs\n"
+        '_merge_doc = """\nMerge %(klass)s objects with a database-style join on columns or indexes.\n"""\n'
+        "class Other:\n"
+        "    def fill(self):\n        \"\"\"Fill missing values of the {klass} with a given value or method.\"\"\"\n"
+        "class Frame:\n"
+        '    _shared_docs["pivot"] = """\n        Return the frame reshaped by the given index and column values.\n        """\n'
+        "    @Substitution(klass='Frame')\n    @Appender(_merge_doc, indents=2)\n    def merge(self, right):\n        pass\n"
+        "    @Appender(_shared_docs['pivot'])\n    def pivot(self, index, columns):\n        pass\n"
+        "    @doc(Other.fill, klass='Frame')\n    def fillna(self, value):\n        pass\n"
+        "    @Appender(dedent('''\n        Examples\n        --------\n        >>> frame.group('key').sum()  # sums\n        '''))\n"
+        "    @Appender('Group the %(axes)s of the frame by a key and combine the results.' % _kwargs)\n"
+        "    def group(self, by):\n        pass\n"
+        "    @Appender('/x')\n    def route(self):\n        pass\n"
+        "    @Appender(f'{_merge_doc} runs code')\n    def fstring(self):\n        pass\n"),
+}
+
+
+def test_docstrings_that_decorators_supply_are_read_without_running_anything(tmp_path):
+    """pandas documents DataFrame.merge, pivot and groupby through decorators (`@Appender`,
+    `@Substitution`, `@doc`): their text comes from string literals, a dict item assigned
+    in a class body, another function's docstring, `dedent(...)` and `% kwargs`; a short
+    string (a route) and an f-string are not documentation."""
+    pages, _ = pages_of(write(tmp_path, DECORATED))
+    frame = next(body for title, body in pages.items() if "frame" in title)
+    section = {s.split("\n", 1)[0]: s for s in frame.split("\n### ")}
+
+    def text(name: str) -> str:
+        return next(v for k, v in section.items() if k.strip() == f"Frame.{name}")
+
+    assert "Merge Frame objects with a database-style join" in text("merge")  # %(klass)s filled
+    assert "Return the frame reshaped by the given index and column values." in text("pivot")
+    assert "Fill missing values of the Frame with a given value" in text("fillna")  # {klass} filled
+    group = text("group")
+    assert group.index("Group the rows of the frame by a key") < group.index("Examples")  # bottom-up
+    assert "/x" not in text("route").split("```", 2)[-1]
+    assert "runs code" not in text("fstring")

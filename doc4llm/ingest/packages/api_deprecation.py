@@ -26,6 +26,8 @@ import re
 import textwrap
 from pathlib import Path
 
+from doc4llm.ingest.packages.api_docfrom import DictItems
+
 MAX_SOURCE_CHARS = 200_000  # a function longer than this is not read for warnings
 _NAMES_DEPRECATION = re.compile(r"deprecat|removedin\w*warning", re.I)
 _VERSION = re.compile(r"^v?\d+(?:\.\d+){0,3}$")
@@ -39,6 +41,7 @@ class SourceCache:
 
     def __init__(self) -> None:
         self._files: dict[str, list[str] | None] = {}
+        self.dict_items = DictItems()  # `NAME["key"] = "..."` per module, for decorator docstrings
 
     def lines(self, path) -> list[str] | None:
         key = str(path)

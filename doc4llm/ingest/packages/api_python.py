@@ -27,6 +27,7 @@ from doc4llm.ingest.packages.api_deprecation import (
     docstring_says_deprecated,
     module_deprecation,
 )
+from doc4llm.ingest.packages.api_docfrom import decorator_docstring
 from doc4llm.ingest.packages.api_scope import legacy_note, python_scope, stage_packages
 from doc4llm.ingest.packages.docstring_md import docstring_markdown, inline_markdown
 from doc4llm.ingest.packages.pages import API, DocPage
@@ -268,7 +269,7 @@ def _member_section(name: str, obj, level: int, sources: SourceCache, owner: str
     kind = obj.kind.value
     title = f"{owner}.{name}" if owner else name
     head = "#" * level + " " + title
-    doc, doc_deprecations = _docstring(obj)
+    doc, doc_deprecations = _docstring(obj, sources)
     raw = obj.docstring.value if getattr(obj, "docstring", None) is not None else ""
     if kind in ("function", "class"):
         deprecated = _deprecation(obj, doc_deprecations, raw, sources)
@@ -362,10 +363,16 @@ def _function_signature(name: str, func) -> str:
     return "\n".join(decorators + [f"{prefix} {name}({_params(func)}){ret}"])
 
 
-def _docstring(obj) -> tuple[str, list[str]]:
-    """The docstring as markdown (docstring_md.py) and the deprecation notes it holds."""
+def _docstring(obj, sources: SourceCache | None = None) -> tuple[str, list[str]]:
+    """The docstring as markdown (docstring_md.py) and the deprecation notes it holds; for a
+    function or class without one, the text its decorators supply (api_docfrom.py:
+    pandas' `@Appender(_merge_doc)`)."""
     ds = getattr(obj, "docstring", None)
-    if ds is None or not ds.value.strip():
+    text = ds.value if ds is not None else ""
+    if not text.strip() and sources is not None and \
+            getattr(getattr(obj, "kind", None), "value", "") in ("function", "class"):
+        text = decorator_docstring(obj, sources.dict_items)
+    if not text.strip():
         return "", []
-    converted = docstring_markdown(ds.value)
+    converted = docstring_markdown(text)
     return converted.markdown, converted.deprecations
