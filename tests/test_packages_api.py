@@ -422,6 +422,7 @@ DECORATED = {
         "    @Appender('Group the %(axes)s of the frame by a key and combine the results.' % _kwargs)\n"
         "    def group(self, by):\n        pass\n"
         "    @Appender('/x')\n    def route(self):\n        pass\n"
+        "    @Appender('/api/v1/users/<int:user_id>/settings/notifications')\n    def long_route(self):\n        pass\n"
         "    @Appender(f'{_merge_doc} runs code')\n    def fstring(self):\n        pass\n"),
 }
 
@@ -444,4 +445,5 @@ def test_docstrings_that_decorators_supply_are_read_without_running_anything(tmp
     group = text("group")
     assert group.index("Group the rows of the frame by a key") < group.index("Examples")  # bottom-up
     assert "/x" not in text("route").split("```", 2)[-1]
+    assert "settings" not in text("long_route").split("```", 2)[-1]
     assert "runs code" not in text("fstring")

@@ -13,7 +13,7 @@ each call's first positional argument that resolves to text adds that text (a st
 literal; a name bound to a string literal or to a documented function or class; a
 `dict["key"]` whose module assigns it a string literal; `dedent(...)`, `x % kwargs`),
 and literal keyword arguments fill `{name}` and `%(name)s` placeholders. Texts shorter
-than MIN_CHARS (`@app.route("/x")`) are not documentation. Every literal is read with
+than MIN_CHARS or MIN_WORDS (`@app.route("/x")`) are not documentation. Every literal is read with
 `ast.literal_eval` after a size check; resolution is at most MAX_DEPTH steps deep.
 """
 
@@ -25,6 +25,7 @@ import textwrap
 from pathlib import Path
 
 MIN_CHARS = 40
+MIN_WORDS = 5  # a long route or pattern (`@app.route("/api/v1/users/<id>/settings")`) is no text
 MAX_CHARS = 60_000  # one docstring's text; a module-level literal larger than this is skipped
 MAX_DEPTH = 4
 MAX_MODULE_BYTES = 2 * 1024 * 1024
@@ -90,7 +91,7 @@ def decorator_docstring(obj, items: DictItems) -> str:
         if first is None:
             continue
         text = _resolve(first, obj, items, MAX_DEPTH)
-        if text and len(text.strip()) >= MIN_CHARS:
+        if text and len(text.strip()) >= MIN_CHARS and len(text.split(None, MIN_WORDS)) >= MIN_WORDS:
             texts.append(textwrap.dedent(text).strip("\n"))
     if not texts:
         return ""
