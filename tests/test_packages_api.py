@@ -406,12 +406,13 @@ DECORATED = {
     "src/pkg/_shared.py": "_shared_docs: dict[str, str] = {}\n_kwargs = {'klass': 'Frame', 'axes': 'rows'}\n",
     "src/pkg/_decorators.py": ("def Appender(text, indents=0):\n    return lambda f: f\n"
                                "def Substitution(*a, **k):\n    return lambda f: f\n"
-                               "def doc(*a, **k):\n    return lambda f: f\n"),
+                               "def doc(*a, **k):\n    return lambda f: f\n"
+                               "def register(*a, **k):\n    return lambda f: f\n"),
     "src/pkg/frame.py": (
         "from textwrap import dedent\n"
-        "from ._decorators import Appender, Substitution, doc\nfrom ._shared import _shared_docs, _kwargs\n"
+        "from ._decorators import Appender, Substitution, doc, register\nfrom ._shared import _shared_docs, _kwargs\n"
         '_merge_doc = """\nMerge %(klass)s objects with a database-style join on columns or indexes.\n"""\n'
-        "class Other:\n"
+        'class Other:\n    """Other holds values to fill a frame with, one per column."""\n'
         "    def fill(self):\n        \"\"\"Fill missing values of the {klass} with a given value or method.\"\"\"\n"
         "class Frame:\n"
         '    _shared_docs["pivot"] = """\n        Return the frame reshaped by the given index and column values.\n        """\n'
@@ -422,6 +423,7 @@ DECORATED = {
         "    @Appender('Group the %(axes)s of the frame by a key and combine the results.' % _kwargs)\n"
         "    def group(self, by):\n        pass\n"
         "    @Appender('/x')\n    def route(self):\n        pass\n"
+        "    @register(Other)\n    def handler(self):\n        pass\n"
         "    @Appender('/api/v1/users/<int:user_id>/settings/notifications')\n    def long_route(self):\n        pass\n"
         "    @Appender(f'{_merge_doc} runs code')\n    def fstring(self):\n        pass\n"),
 }
@@ -446,4 +448,6 @@ def test_docstrings_that_decorators_supply_are_read_without_running_anything(tmp
     assert group.index("Group the rows of the frame by a key") < group.index("Examples")  # bottom-up
     assert "/x" not in text("route").split("```", 2)[-1]
     assert "settings" not in text("long_route").split("```", 2)[-1]
+    # a decorator that registers a function for a documented class does not document it
+    assert "Other" not in text("handler").split("```", 2)[-1]
     assert "runs code" not in text("fstring")

@@ -10,7 +10,9 @@ had a signature and no text. Other libraries do the same (`add_start_docstrings(
 
 Rule: for a function or class without a docstring, the decorators are applied bottom-up;
 each call's first positional argument that resolves to text adds that text (a string
-literal; a name bound to a string literal or to a documented function or class; a
+literal; a name bound to a string literal; a documented function or class, only for a
+decorator named for copying docs (`doc`, `copy_docstring`, `wraps`): SQLAlchemy's
+`@_inspects(LambdaElement)` registers a function for a class, it does not document it; a
 `dict["key"]` whose module assigns it a string literal; `dedent(...)`, `x % kwargs`),
 and literal keyword arguments fill `{name}` and `%(name)s` placeholders. Texts shorter
 than MIN_CHARS or MIN_WORDS (`@app.route("/x")`) are not documentation. Every literal is read with
@@ -90,7 +92,8 @@ def decorator_docstring(obj, items: DictItems) -> str:
         first = next((a for a in args if type(a).__name__ != "ExprKeyword"), None)
         if first is None:
             continue
-        text = _resolve(first, obj, items, MAX_DEPTH)
+        callee = str(getattr(value, "function", "")).rsplit(".", 1)[-1].casefold()
+        text = _resolve(first, obj, items, MAX_DEPTH, copies="doc" in callee or callee == "wraps")
         if text and len(text.strip()) >= MIN_CHARS and len(text.split(None, MIN_WORDS)) >= MIN_WORDS:
             texts.append(textwrap.dedent(text).strip("\n"))
     if not texts:
@@ -100,18 +103,19 @@ def decorator_docstring(obj, items: DictItems) -> str:
     return _PLACEHOLDER_BRACE.sub(lambda m: fills.get(m.group(1), m.group(0)), doc)
 
 
-def _resolve(expr, scope, items: DictItems, depth: int) -> str | None:
-    """The text an argument expression stands for, or None."""
+def _resolve(expr, scope, items: DictItems, depth: int, copies: bool = False) -> str | None:
+    """The text an argument expression stands for, or None. `copies`: a function's or
+    class's docstring counts (the decorator copies docs)."""
     if depth <= 0 or expr is None:
         return None
     kind = type(expr).__name__
     if isinstance(expr, str):
         return _literal_str(expr)
     if kind == "ExprName":
-        return _text_of(_lookup(scope, [str(expr.name)]), items, depth - 1)
+        return _text_of(_lookup(scope, [str(expr.name)]), items, depth - 1, copies)
     if kind == "ExprAttribute":
         parts = str(expr).split(".")
-        return _text_of(_lookup(scope, parts), items, depth - 1)
+        return _text_of(_lookup(scope, parts), items, depth - 1, copies)
     if kind == "ExprSubscript":
         key = _literal_str(str(expr.slice))
         left = expr.left
@@ -169,14 +173,14 @@ def _final(obj):
     return obj
 
 
-def _text_of(obj, items: DictItems, depth: int) -> str | None:
+def _text_of(obj, items: DictItems, depth: int, copies: bool = False) -> str | None:
     obj = _final(obj)
     if obj is None:
         return None
     ds = getattr(obj, "docstring", None)
     kind = getattr(getattr(obj, "kind", None), "value", "")
-    if kind in ("function", "class") and ds is not None and ds.value.strip():
-        return ds.value
+    if kind in ("function", "class"):
+        return ds.value if copies and ds is not None and ds.value.strip() else None
     if kind == "attribute":
         value = getattr(obj, "value", None)
         if isinstance(value, str):
