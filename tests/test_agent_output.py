@@ -443,3 +443,25 @@ def test_confident_search_lists_the_other_results_by_heading_only():
     assert "evidence line of result 2" in unsure and "evidence line of result 3" in unsure
     assert unsure.startswith("confidence 70/100: plausible match · s@1")
     assert render_text(_result(85), numbers=False).splitlines()[0] == "s@1"  # MCP: the figure is a field
+
+
+def test_an_introduction_lists_its_subsections_and_theirs_by_name(tmp_path):
+    """Result 1 an introduction: its subsections with line ranges, and a subsection's own
+    subsections by name in parentheses (agents ran `toc` to see what filled a gap); the
+    nested names are capped (search/pipeline.py NEARBY_GRANDCHILDREN)."""
+    from doc4llm.search.pipeline import NEARBY_GRANDCHILDREN
+
+    src = tmp_path / "src"
+    src.mkdir()
+    steps = "".join(f"### Step {i}\n\nDo step {i}.\n\n" for i in range(1, NEARBY_GRANDCHILDREN + 3))
+    (src / "testing.md").write_text(
+        "# Testing offline quills\n\nHow to test quills offline with the spindle harness, deterministically.\n\n"
+        "## Unit tests with the harness\n\nUse the harness.\n\n" + steps
+        + "## End-to-end tests\n\nRun the dev server.\n", encoding="utf-8")
+    docs = tmp_path / "docs"
+    assert run_cli("import", src, "--set", "spindle@1", "--docs-dir", docs).returncode == 0
+    rc, out, _ = cli(docs, "search", "testing quills offline deterministically")
+    line = next(ln for ln in out.splitlines() if ln.strip().startswith("subsections:"))
+    assert "Unit tests with the harness" in line and "(Step 1 " in line and "End-to-end tests" in line
+    listed = line.count("Step ")
+    assert listed == NEARBY_GRANDCHILDREN and f"Step {NEARBY_GRANDCHILDREN + 1} " not in line

@@ -193,6 +193,10 @@ NEARBY = 3  # neighbouring headings listed under result 1
 # an introduction's subsections: its steps, which an agent picks from by heading (the skill
 # says so); with three shown, agents ran `toc` for the rest (agent study, round 6: 6 of 40)
 NEARBY_CHILDREN = 6
+# a listed subsection's own subsections, by name (at most this many in all): agents ran
+# `toc` to see what filled the gap between "Unit tests 9-35" and the next one at 65
+# (round 12: a count of them did not stop that; they wanted the names)
+NEARBY_GRANDCHILDREN = 6
 
 
 def nearby_sections(docs_dir, result: dict) -> list[dict]:
@@ -216,8 +220,17 @@ def nearby_sections(docs_dir, result: dict) -> list[dict]:
         sibs = [x for x in secs if x is not me and x.heading_path[:-1] == me.heading_path[:-1]
                 and x.level == me.level]
         chosen = sorted(sorted(sibs, key=lambda x: abs(x.index - me.index))[:NEARBY], key=lambda x: x.start)
-    return [{"heading": x.title, "lines": [x.start, x.end], "tokens": x.tokens, "child": bool(kids)}
-            for x in chosen]
+    out = [{"heading": x.title, "lines": [x.start, x.end], "tokens": x.tokens, "child": bool(kids)}
+           for x in chosen]
+    if kids:
+        left = NEARBY_GRANDCHILDREN
+        by_path = {tuple(x.heading_path): i for i, x in enumerate(chosen)}
+        for x in secs:  # page order: each listed subsection's own subsections, in one pass
+            i = by_path.get(tuple(x.heading_path[:-1]))
+            if i is not None and left > 0:
+                out[i].setdefault("children", []).append({"heading": x.title, "lines": [x.start, x.end]})
+                left -= 1
+    return out
 
 
 def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy: str, explain: bool,

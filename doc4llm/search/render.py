@@ -80,13 +80,20 @@ def _result_block(r: dict, n_lines: int, show_set: bool, sure: bool = False) -> 
     if near and n_lines and r["rank"] == 1 and (children or not sure):
         label = "subsections" if children else "next to it"
         out.append(f"   {label}: " + " · ".join(f"{_short(x['heading'], HEADING_CHARS)} {x['lines'][0]}-{x['lines'][1]}"
-                                               for x in near))
+                                               + _grandchildren(x) for x in near))
     also = r.get("also_in") or []
     if also:
         pages = list(dict.fromkeys(x.get("source") or x["page"] for x in also))
         more = f" (+{len(pages) - 2})" if len(pages) > 2 else ""
         out.append(f"   same text also in: {', '.join(pages[:2])}{more}")
     return "\n".join(out)
+
+
+def _grandchildren(entry: dict) -> str:
+    """A listed subsection's own subsections: ` (Harness API 37-50, Python 52-63)`."""
+    kids = entry.get("children") or []
+    return " (" + ", ".join(f"{_short(k['heading'], HEADING_CHARS)} {k['lines'][0]}-{k['lines'][1]}"
+                            for k in kids) + ")" if kids else ""
 
 
 def _clip(text: str, limit: int | None) -> str:
