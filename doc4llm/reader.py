@@ -17,7 +17,7 @@ import shlex
 import unicodedata
 from pathlib import Path
 
-from doc4llm.corpus.model import DocSet, Page, select_sets
+from doc4llm.corpus.model import NO_HEADING, DocSet, Page, select_sets
 from doc4llm.corpus.paths import validate_page_name
 from doc4llm.corpus.sections import Section, estimate_tokens
 from doc4llm.errors import InputError, NotFoundError
@@ -129,6 +129,10 @@ def _match_sections(page: Page, query: str) -> list[Section]:
 
 
 def find_section(page: Page, query: str) -> Section:
+    if " ".join(query.split()) == NO_HEADING:  # as search and toc name such an opening
+        opening = next((s for s in page.sections() if page.headingless(s)), None)
+        if opening is not None:
+            return opening
     hits = _match_sections(page, query)
     if len(hits) == 1:
         return hits[0]

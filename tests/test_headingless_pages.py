@@ -79,6 +79,10 @@ def test_search_read_and_toc_name_a_headingless_opening(tmp_path):
     data = json.loads(run_cli("read", "concepts/frob_adapter.md", "--lines", "5:6", "--docs-dir", docs,
                               "--json", env=env).stdout)
     assert data["no_heading"] is True
+    # the opening can be read by the name search and toc give it
+    named = json.loads(run_cli("read", "concepts/frob_adapter.md", "--section", NO_HEADING, "--docs-dir", docs,
+                               "--json", env=env).stdout)
+    assert named["lines"][0] == 1 and named["no_heading"] is True
     # a section below the opening keeps its heading
     sub = json.loads(run_cli("read", "concepts/frob_adapter.md", "--section", "Parsing data into a specified type",
                              "--docs-dir", docs, "--json", env=env).stdout)
