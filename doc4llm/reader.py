@@ -167,7 +167,10 @@ def _pages_by_source(docs_dir: Path, name: str, set_patterns: list[str] | None) 
                 out.append(page)
             elif "/" not in name and src.rsplit("/", 1)[-1] == name:  # `data-model.md` alone
                 by_base.append(page)
-    return out or (by_base if len(by_base) == 1 else [])
+    if not out and len(by_base) > 1:  # `type_adapter.md` in api/ and concepts/: say which
+        raise NotFoundError(f"{len(by_base)} pages have a source file named {name!r}; pass its path",
+                            candidates=[f"{p.doc_set.name} / {p.source}" for p in by_base[:10]])
+    return out or by_base
 
 
 def get_toc(docs_dir: Path, page_name: str, set_name: str | list[str] | None = None) -> dict:

@@ -79,6 +79,9 @@ def test_search_read_and_toc_name_a_headingless_opening(tmp_path):
     data = json.loads(run_cli("read", "concepts/frob_adapter.md", "--lines", "5:6", "--docs-dir", docs,
                               "--json", env=env).stdout)
     assert data["no_heading"] is True
+    # grep names it the same way
+    grep = run_cli("grep", "frobnicator adapter validates", "--docs-dir", docs, env=env).stdout
+    assert f"concepts/frob_adapter.md  {NO_HEADING}  L1-" in grep
     # the opening can be read by the name search and toc give it
     named = json.loads(run_cli("read", "concepts/frob_adapter.md", "--section", NO_HEADING, "--docs-dir", docs,
                                "--json", env=env).stdout)

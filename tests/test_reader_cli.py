@@ -317,3 +317,19 @@ def test_read_citation_opens_from_the_callers_directory(docs, tmp_path, where):
     cited = proc.stdout.splitlines()[0].split("  ")[1].rsplit(":", 1)[0]
     assert (cwd / cited).resolve() == (docs / "Acme@1" / "Getting Started" / "docContent.md").resolve()
     assert Path(cited).is_absolute() == (where == "elsewhere")
+
+
+def test_a_file_name_two_pages_share_asks_for_the_path(tmp_path):
+    """`type_adapter.md` is both api/type_adapter.md and concepts/type_adapter.md: the error
+    names both paths instead of "no page named"."""
+    src = tmp_path / "src"
+    for folder in ("api", "concepts"):
+        (src / folder).mkdir(parents=True)
+        (src / folder / "adapter.md").write_text(f"# Adapter {folder}\n\nText about {folder}.\n")
+    docs = tmp_path / "docs"
+    assert run_cli("import", src, "--set", "demo@1", "--docs-dir", docs).returncode == 0
+    proc = run_cli("read", "adapter.md", "--docs-dir", docs)
+    assert proc.returncode != 0 and "2 pages have a source file named 'adapter.md'" in proc.stderr
+    assert "demo@1 / api/adapter.md" in proc.stderr and "demo@1 / concepts/adapter.md" in proc.stderr
+    ok = run_cli("read", "concepts/adapter.md", "--docs-dir", docs)
+    assert ok.returncode == 0 and "Text about concepts." in ok.stdout

@@ -14,7 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from doc4llm.corpus.model import Page, select_sets
+from doc4llm.corpus.model import NO_HEADING, Page, select_sets
 from doc4llm.corpus.sections import Section
 from doc4llm.errors import InputError, NotFoundError
 
@@ -149,6 +149,7 @@ def grep_docs(docs_dir: Path, pattern: str, *, sets: list[str] | None = None, ig
             # the heading line itself is in the section's header already
             "match_lines": [{"line": no, "text": _cut(text, col)} for no, text, col in h.lines
                             if no != sec.start or sec.level == 0][:max_lines],
+            **({"no_heading": True} if h.page.headingless(sec) else {}),
         })
     return {
         "pattern": pattern,
@@ -180,7 +181,7 @@ def render_grep(result: dict, echo_pattern: bool = True) -> str:
            f" ({result['total_pages']} page{'s' * (result['total_pages'] != 1)})", *scope]
     for m in result["matches"]:
         a, b = m["lines"]
-        where = " > ".join(m["heading_path"])
+        where = NO_HEADING if m.get("no_heading") else " > ".join(m["heading_path"])
         src = m["source"] or m["page"]
         out.append(f"{m['doc_set']} {src}  {where}  L{a}-{b} ~{m['tokens']}t")
         for ln in m["match_lines"]:
