@@ -162,6 +162,13 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
             r["relevance"] = "low"
             r["weak_neighbour"] = True
     out["coverage"] = dict(out.get("coverage") or {}, missing=missing)
+    if not out["abstained"]:  # the fused list's guide, at the fused confidence
+        from doc4llm.search.outline import attach_outline
+
+        attach_outline(searcher.docs_dir, results, out["confidence"])
+    else:
+        for r in results:
+            r.pop("outline", None)
     if out["abstained"] or out["confidence"] < 60:
         out["guidance"] = dict(out.get("guidance") or runs[0].get("guidance") or {}, missing=missing)
     else:

@@ -272,7 +272,10 @@ def run_search(searcher, qa: QueryAnalysis, sets: list[str], *, k: int, strategy
     twins = None
     if results and not verdict.abstain:
         results[0]["nearby"] = nearby_sections(searcher.docs_dir, results[0])
+        from doc4llm.search.outline import attach_outline
         from doc4llm.search.twins import canonical_choice
+
+        attach_outline(searcher.docs_dir, results, verdict.confidence)
 
         kept = {(r["doc_set"], r["page"], r["lines"][0]) for r in results[:3]}
         twin_rows = [row for (_, row), _ in ordered if (row["set_name"], row["page"], row["start"]) in kept]

@@ -62,9 +62,11 @@ def _heading_path(r: dict) -> list[str]:
     return path
 
 
-def _result_block(r: dict, n_lines: int, show_set: bool, sure: bool = False) -> str:
+def _result_block(r: dict, n_lines: int, show_set: bool, sure: bool = False, with_outline: bool = True) -> str:
     """`sure`: result 1 is confident, so its neighbours' headings are left out (its
-    subsections stay: they settle "the page's intro or its step?")."""
+    subsections stay: they settle "the page's intro or its step?"). A guide's outline is
+    shown whatever the confidence (agents ran `toc` on it at confidence 85-95 too); it
+    replaces result 1's neighbours, which it holds."""
     a, b = r["lines"]
     head = f"{r['rank']}. " + (f"{r['doc_set']} " if show_set else "") + f"{_where(r)}:{a}-{b} ~{r['tokens']}t  " \
         + " > ".join(_heading_path(r))
@@ -75,12 +77,14 @@ def _result_block(r: dict, n_lines: int, show_set: bool, sure: bool = False) -> 
     entry = r.get("entry")
     if entry and n_lines:  # a long section: the entry that matched, to read instead of all of it
         out.append(f"   entry: {entry['lines'][0]}-{entry['lines'][1]} ~{entry['tokens']}t (the section is ~{r['tokens']}t)")
-    near = r.get("nearby") or []
+    outline = r.get("outline") or []
+    if outline and with_outline:  # a guide's steps: the `toc` agents ran to pick one (search/outline.py)
+        out.append("   page outline: " + " · ".join(_heading_span(x) + _nested(x) for x in outline))
+    near = [] if outline else r.get("nearby") or []
     children = bool(near) and all(x.get("child") for x in near)
     if near and n_lines and r["rank"] == 1 and (children or not sure):
         label = "subsections" if children else "next to it"
-        out.append(f"   {label}: " + " · ".join(f"{_short(x['heading'], HEADING_CHARS)} {x['lines'][0]}-{x['lines'][1]}"
-                                               + _grandchildren(x) for x in near))
+        out.append(f"   {label}: " + " · ".join(_heading_span(x) + _nested(x) for x in near))
     also = r.get("also_in") or []
     if also:
         pages = list(dict.fromkeys(x.get("source") or x["page"] for x in also))
@@ -89,11 +93,14 @@ def _result_block(r: dict, n_lines: int, show_set: bool, sure: bool = False) -> 
     return "\n".join(out)
 
 
-def _grandchildren(entry: dict) -> str:
-    """A listed subsection's own subsections: ` (Harness API 37-50, Python 52-63)`."""
+def _heading_span(entry: dict) -> str:
+    return f"{_short(entry['heading'], HEADING_CHARS)} {entry['lines'][0]}-{entry['lines'][1]}"
+
+
+def _nested(entry: dict) -> str:
+    """A listed heading's own subsections: ` (Harness API 37-50, Python 52-63)`."""
     kids = entry.get("children") or []
-    return " (" + ", ".join(f"{_short(k['heading'], HEADING_CHARS)} {k['lines'][0]}-{k['lines'][1]}"
-                            for k in kids) + ")" if kids else ""
+    return " (" + ", ".join(_heading_span(k) for k in kids) + ")" if kids else ""
 
 
 def _clip(text: str, limit: int | None) -> str:
@@ -213,7 +220,7 @@ def render_text(result: dict, *, max_tokens: int = 600, explain: bool = False, d
             block += "\n   score: " + " ".join(f"{k}={v}" for k, v in r["explain"].items())
         cost = estimate_tokens("\n" + block)
         if cost > budget:
-            block = _result_block(r, 0, show_set)
+            block = _result_block(r, 0, show_set, with_outline=False)
             cost = estimate_tokens("\n" + block)
             if cost > budget:
                 out.append(more.format(n=len(results) - i))
