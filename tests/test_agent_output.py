@@ -465,3 +465,32 @@ def test_an_introduction_lists_its_subsections_and_theirs_by_name(tmp_path):
     assert "Unit tests with the harness" in line and "(Step 1 " in line and "End-to-end tests" in line
     listed = line.count("Step ")
     assert listed == NEARBY_GRANDCHILDREN and f"Step {NEARBY_GRANDCHILDREN + 1} " not in line
+
+
+def test_a_result_shown_with_one_line_shows_its_line_with_the_most_evidence(docs):
+    """Results 2-3 show one best line: the one naming what was asked (the `--drop-rate` row),
+    not the first in page order (an example above it); `--json` says which (`top_line`)."""
+    from doc4llm.search.render import render_text
+
+    rows = _result(70)
+    rows["results"][1]["best_lines"] = [{"line": 21, "text": "an example above the row"},
+                                        {"line": 24, "text": "| `--drop-rate` | the row asked about |"}]
+    rows["results"][1]["top_line"] = 24
+    text = render_text(rows)
+    assert "24: | `--drop-rate` | the row asked about |" in text and "an example above the row" not in text
+    rc, out, _ = cli(docs, "search", "upload a file and resume after a dropped connection", "--json")
+    top = [r for r in json.loads(out)["results"] if r.get("top_line")]
+    assert top and all(r["top_line"] in [b["line"] for b in r["best_lines"]] for r in top)
+
+
+def test_fused_results_show_the_lines_that_hold_the_name_the_question_asks_about():
+    """Another phrasing's guessed words picked a result's lines ("dev server": an example);
+    the question as asked names `--drop-rate`, and its own lines for that result hold it."""
+    from doc4llm.search.phrasings import _names_more
+
+    asked = {"best_lines": [{"line": 62, "text": "| `--drop-rate <0-1>` | `0` | Randomly fail passes |"}]}
+    other = {"best_lines": [{"line": 51, "text": "wick dev --seed seeds/demo.json --latency 300ms"}]}
+    assert _names_more(asked, other, ["--drop-rate"])
+    assert not _names_more(other, asked, ["--drop-rate"])
+    assert not _names_more(asked, other, [])
+    assert not _names_more(asked, asked, ["--drop-rate"])

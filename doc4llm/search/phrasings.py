@@ -71,6 +71,19 @@ def _fused_twins(searcher, asked: dict, results: list[dict]) -> dict | None:
                             (asked.get("analysis") or {}).get("terms") or [])
 
 
+def _names_more(mine: dict, other: dict, named: list[str]) -> bool:
+    """`mine`'s best lines hold a name the question asks about that `other`'s lack."""
+    if not named or mine is other:
+        return False
+    from doc4llm.search.features import term_pattern
+
+    def held(r: dict) -> set[str]:
+        text = "\n".join(b.get("text", "") for b in r.get("best_lines") or [])
+        return {t for t in named if term_pattern(t).search(text)}
+
+    return bool(held(mine) - held(other))
+
+
 def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k: int, **kwargs) -> dict:
     """One result in the search contract for all phrasings (duplicates dropped)."""
     queries = list(dict.fromkeys(" ".join(q.split()) for q in queries))
@@ -100,9 +113,19 @@ def search_phrasings(searcher, queries: list[str], *, sets: list[str] | None, k:
                and not run["abstained"]]
     if quoting and quoting[0] in order[:3] and quoting[0] != order[0]:
         order.insert(0, order.pop(order.index(quoting[0])))
+    as_asked = {_key(r): r for r in runs[0]["results"]}
+    named = [t for t in ((runs[0].get("analysis") or {}).get("terms") or []) if len(t) > 2]
     results = []
     for rank, key in enumerate(order, 1):
         r = dict(best[key][1])
+        mine = as_asked.get(key)
+        if mine is not None and _names_more(mine, r, named):
+            # the lines that hold the name the question asks about (`--drop-rate`), not the
+            # ones another phrasing's guessed words picked ("dev server": an example above it)
+            for field in ("best_lines", "top_line", "entry"):
+                r.pop(field, None)
+                if mine.get(field) is not None:
+                    r[field] = mine[field]
         r["rank"] = rank
         r["phrasings"] = found_in[key]
         r.pop("nearby", None)

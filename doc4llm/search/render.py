@@ -72,7 +72,7 @@ def _result_block(r: dict, n_lines: int, show_set: bool, sure: bool = False, wit
         + " > ".join(_heading_path(r))
     out = [head]
     width = None if r["rank"] == 1 else OTHER_LINE_CHARS
-    for ln in (r.get("best_lines") or [])[:n_lines]:
+    for ln in _shown_lines(r, n_lines):
         out.append(f"   {ln['line']}: {_clip(ln['text'], width)}")
     entry = r.get("entry")
     if entry and n_lines:  # a long section: the entry that matched, to read instead of all of it
@@ -91,6 +91,18 @@ def _result_block(r: dict, n_lines: int, show_set: bool, sure: bool = False, wit
         more = f" (+{len(pages) - 2})" if len(pages) > 2 else ""
         out.append(f"   same text also in: {', '.join(pages[:2])}{more}")
     return "\n".join(out)
+
+
+def _shown_lines(r: dict, n: int) -> list[dict]:
+    """`n` of the result's best lines in page order, the one with the most evidence among
+    them (`top_line`): results 2-3 show one line, and the first in page order was often an
+    example above the row that names what was asked (`--drop-rate`)."""
+    lines = r.get("best_lines") or []
+    if n >= len(lines) or r.get("top_line") is None:
+        return lines[:n]
+    top = [x for x in lines if x["line"] == r["top_line"]][:1]
+    rest = [x for x in lines if x not in top][:max(0, n - len(top))]
+    return sorted(top + rest, key=lambda x: x["line"]) if n else []
 
 
 def _heading_span(entry: dict) -> str:

@@ -277,8 +277,9 @@ def to_result(rank: int, cand, row: dict, docs_dir: Path, query_stems: list[str]
             if span:
                 seg = "\n".join((row["text"] or "").split("\n")[span[0] - row["start"]: span[1] - row["start"] + 1])
                 res["entry"] = {"lines": list(span), "tokens": estimate_tokens(seg)}
-    for b in res["best_lines"]:
-        b.pop("top", None)
+    top = next((b["line"] for b in res["best_lines"] if b.pop("top", None)), None)
+    if top is not None and len(res["best_lines"]) > 1:
+        res["top_line"] = top  # the line with the most evidence: the one shown when only one is
     if is_headingless_opening(row.get("page_untitled"), row.get("level"), row["heading_path"]):
         res["no_heading"] = True  # the page's opening lines; its "title" is only its file name
     if explain:
