@@ -96,6 +96,9 @@ class _FileDoc:
         self.by_name: dict[str, int] = {}
         self.reexports: list[str] = []
         self.locals: dict[str, list[tuple]] = {}  # name -> [(decl, outer, jsdoc)] not exported in place
+        # `export { Compiler, Knex }` inside a namespace: (prefix, local, exported) of file-level names
+        self.ns_lists: list[tuple[str, str, str]] = []
+        self.listed_decls: set[int] = set()  # locals already documented through an export list
         self.too_deep = False
 
     # -- walking -----------------------------------------------------------------------
@@ -116,6 +119,8 @@ class _FileDoc:
                         inner = node.child_by_field_name("declaration")
                         if inner is not None:
                             self._document(_unwrap(inner), node, this_doc, prefix, depth, stack)
+                        else:
+                            self._namespace_list(node, prefix)
                     continue
                 block = _augmentation_body(node, self.src)
                 if block is not None:  # what it declares is public (the augmented module's)
@@ -147,8 +152,44 @@ class _FileDoc:
                         "*The module's export (`export =`).*" if local in equals else "")
                 if exported != local:
                     note = (note + " " if note else "") + f"*Declared as `{local}`.*"
+                self.listed_decls.add(decl.start_byte)
                 self._document(decl, outer, jsdoc, "", 0, stack, name=exported, note=note)
         self._drain(stack)
+        self._namespace_lists(stack)
+
+    def _namespace_list(self, node, prefix: str) -> None:
+        """`export { A, B as C }` inside a namespace (no `from`): names of the file's own
+        declarations made members of the namespace (webpack's `declare namespace exports {
+        export { Compiler, Configuration, ... } }`, knex's `export { Knex }`)."""
+        if node.child_by_field_name("source") is not None:
+            return
+        clause = next((c for c in node.named_children if c.type == "export_clause"), None)
+        for spec in clause.named_children if clause is not None else []:
+            name = spec.child_by_field_name("name") if spec.type == "export_specifier" else None
+            if name is not None:
+                alias = spec.child_by_field_name("alias")
+                local = _text(name, self.src)
+                self.ns_lists.append((prefix, local, _text(alias, self.src) if alias is not None else local))
+
+    def _namespace_lists(self, stack) -> None:
+        """Document the file-level declarations that namespaces' export lists name, under
+        the namespace's prefix; a declaration documented already (`export { knex as
+        default }` inside `namespace knex`) is not repeated. Each list entry is taken once,
+        and a namespace reached this way may hold lists of its own (walked in turn)."""
+        done = 0
+        while done < len(self.ns_lists):
+            prefix, local, exported = self.ns_lists[done]
+            done += 1
+            for decl, outer, jsdoc in self.locals.get(local, []):
+                if decl.start_byte in self.listed_decls:
+                    continue
+                self.listed_decls.add(decl.start_byte)
+                depth = prefix.count(".")
+                if depth > MAX_NAMESPACE_DEPTH:
+                    self.too_deep = True
+                    continue
+                self._document(decl, outer, jsdoc, prefix, depth, stack, name=exported)
+            self._drain(stack)
 
     def _with_jsdoc(self, container):
         """A container's statements, each with the `/** ... */` comment right before it."""
@@ -167,6 +208,9 @@ class _FileDoc:
             container, prefix, depth, _ = stack.pop()
             for node, this_doc in self._with_jsdoc(container):
                 inner = node.child_by_field_name("declaration") if node.type == "export_statement" else None
+                if node.type == "export_statement" and inner is None:
+                    self._namespace_list(node, prefix)
+                    continue
                 decl = _unwrap(inner if inner is not None else node)
                 if decl is not None and decl.type in DECLS:
                     self._document(decl, node, this_doc, prefix, depth, stack)
@@ -229,6 +273,8 @@ class _FileDoc:
                 self.too_deep = True
                 return
             inner_prefix = f"{prefix}{names[0]}." if decl.type == "internal_module" else prefix
+            if inner_prefix == "exports.":  # CommonJS's name for the module itself (webpack): its members
+                inner_prefix = ""             # are the module's own exports, imported by their names
             stack.append((body, inner_prefix, depth + 1, False))
             if jsdoc and decl.type == "internal_module":
                 self._add(outer.start_byte, prefix + names[0], [jsdoc_markdown(jsdoc)], jsdoc)

@@ -1,0 +1,71 @@
+"""Shapes of real npm packages whose sets were silently incomplete or wrong: each test is a
+small tree reproducing one shape (the package it was found in is named)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from doc4llm.ingest.packages.api_typescript import typescript_api_pages
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def heads(body: str, level: str = "## ") -> list[str]:
+    return [ln[len(level):] for ln in body.split("\n") if ln.startswith(level)]
+
+
+# webpack 5's types.d.ts: every class declared at file level, none exported in place; the
+# `export =` namespace lists them (`export { Compiler, ... }`), nested namespaces too
+WEBPACK_STYLE = {
+    "package.json": '{"name": "packer", "version": "5.0.0", "types": "types.d.ts"}',
+    "types.d.ts": (
+        "/** The compiler. */\ndeclare class Compiler {\n    /** Run it. */\n    run(cb: () => void): void;\n}\n"
+        "/** Options object as provided by the user. */\ndeclare interface Configuration {\n"
+        "    /** The entry point(s) of the compilation. */\n    entry?: string;\n}\n"
+        "declare class MemoryCachePlugin {}\n"
+        "declare class Hidden {}\n"
+        "declare function exports(options: Configuration): Compiler;\n"
+        "declare namespace exports {\n    export const version: string;\n"
+        "    export namespace cache {\n        export { MemoryCachePlugin };\n    }\n"
+        "    export { Compiler, Configuration as Options };\n}\nexport = exports;\n"),
+}
+
+# knex's types/index.d.ts: `export = knex`, whose namespace lists itself (`knex as default`)
+# and another file-level namespace holding the whole API (`Knex`)
+KNEX_STYLE = {
+    "package.json": '{"name": "qb", "version": "3.0.0", "types": "types/index.d.ts"}',
+    "types/index.d.ts": (
+        "declare function knex(config: Knex.Config): Knex;\n"
+        "interface Knex { /** Run a raw query. */ raw(sql: string): unknown }\n"
+        "declare namespace knex {\n    export { knex, knex as default, Knex };\n"
+        "    export class QueryBuilder {}\n}\n"
+        "declare namespace Knex {\n    /** How to connect. */\n    interface Config { client: string }\n"
+        "    interface QueryBuilder { /** Filter rows. */ where(col: string): QueryBuilder }\n}\n"
+        "export = knex;\n"),
+}
+
+
+def test_declarations_a_namespace_export_list_names_are_documented(tmp_path):
+    """webpack 5.94's 400 KB types.d.ts gave 20 sections (the `const`s of its `export =`
+    namespace) and none of Compiler, Configuration...; knex 3.1 gave 10 of its 2,800 lines."""
+    body = typescript_api_pages(write(tmp_path / "w", WEBPACK_STYLE), [])[0].body
+    top = heads(body)
+    for name in ("Compiler", "Options", "cache.MemoryCachePlugin", "version", "exports"):
+        assert name in top, (name, top)
+    assert "Hidden" not in top  # declared, never listed: module-private
+    assert "exports.version" not in top  # `exports` is the module itself: members go by their names
+    assert "Options object as provided by the user." in body and "*Declared as `Configuration`.*" not in body
+    assert {"Compiler.run", "Options.entry"} <= set(heads(body, "### "))
+
+    body = typescript_api_pages(write(tmp_path / "k", KNEX_STYLE), [])[0].body
+    top = heads(body)
+    for name in ("knex", "knex.Knex", "knex.QueryBuilder", "knex.Knex.Config", "knex.Knex.QueryBuilder"):
+        assert name in top, (name, top)
+    assert not any(h.startswith(("knex.knex", "knex.default")) for h in top)  # itself, not again
+    assert "### knex.Knex.QueryBuilder.where" in body and "How to connect." in body
