@@ -69,3 +69,38 @@ def test_declarations_a_namespace_export_list_names_are_documented(tmp_path):
         assert name in top, (name, top)
     assert not any(h.startswith(("knex.knex", "knex.default")) for h in top)  # itself, not again
     assert "### knex.Knex.QueryBuilder.where" in body and "How to connect." in body
+
+
+# dayjs ships its declarations twice (`plugin/utc.d.ts` and `esm/plugin/utc/index.d.ts`,
+# differing only in the module names they augment); react-query 5 once per build target
+# (`build/modern/`, `build/legacy/`), whose re-exports point into their own tree
+COPIES = {
+    "package.json": '{"name": "when", "version": "1.0.0", "types": "index.d.ts"}',
+    "index.d.ts": "/** Parse a date. */\ndeclare function when(d?: string): when.When;\n"
+                  "declare namespace when {\n    interface When { format(t?: string): string }\n}\nexport = when;\n",
+    "esm/index.d.ts": "/** Parse a date. */\ndeclare function when(d?: string): when.When;\n"
+                      "declare namespace when {\n    interface When { format(t?: string): string }\n}\nexport = when;\n",
+    "plugin/utc.d.ts": "import { Plugin } from 'when'\ndeclare const plugin: Plugin\nexport = plugin\n"
+                       "declare module 'when' {\n    interface When {\n        /** To UTC. */\n        utc(): When\n    }\n}\n",
+    "esm/plugin/utc/index.d.ts": "import { Plugin } from 'when/esm'\ndeclare const plugin: Plugin\nexport = plugin\n"
+                                 "declare module 'when/esm' {\n    interface When {\n        /** To UTC. */\n"
+                                 "        utc(): When\n    }\n}\n",
+    "build/modern/index.d.ts": "export { useQuery } from './useQuery';\nexport { other } from './other';\n",
+    "build/modern/useQuery.d.ts": "/** Fetch and cache. */\nexport declare function useQuery(): void;\n",
+    "build/legacy/index.d.ts": "export { useQuery } from './useQuery';\nexport { other } from './other';\n",
+    "build/legacy/useQuery.d.ts": "/** Fetch and cache. */\nexport declare function useQuery(): void;\n",
+    "locale/de.d.ts": "/** German. */\ndeclare const de: { name: 'de' }\nexport = de\n",
+    "locale/fr.d.ts": "/** French. */\ndeclare const fr: { name: 'fr' }\nexport = fr\n",
+}
+
+
+def test_copies_of_the_same_declarations_make_one_page(tmp_path):
+    """dayjs 1.11.13: 80 API pages, 40 of them `esm/` copies; react-query 5.52: 44, half
+    `build/legacy/` copies of `build/modern/`. One page each, which says where the copies are."""
+    pages = {p.source: p.body for p in typescript_api_pages(write(tmp_path, COPIES), [])}
+    assert set(pages) == {"index.d.ts", "plugin/utc.d.ts", "build/modern/index.d.ts", "build/modern/useQuery.d.ts",
+                          "locale/de.d.ts", "locale/fr.d.ts"} or set(pages) == {
+        "index.d.ts", "plugin/utc.d.ts", "build/legacy/index.d.ts", "build/legacy/useQuery.d.ts",
+        "locale/de.d.ts", "locale/fr.d.ts"}
+    assert pages["index.d.ts"].startswith("*The same declarations are also in `esm/index.d.ts`.*")
+    assert "`esm/plugin/utc/index.d.ts`" in pages["plugin/utc.d.ts"]

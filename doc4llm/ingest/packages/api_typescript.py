@@ -43,6 +43,7 @@ DECLS = {"function_signature", "function_declaration", "class_declaration", "abs
          "variable_declaration", "module", "internal_module", "generator_function_declaration"}
 MEMBERS = {"property_signature", "method_signature", "public_field_definition", "method_definition",
            "abstract_method_signature", "call_signature", "construct_signature"}
+_DEFINED_IN = re.compile(r": defined in `[^`\n]*`")
 _TAG = re.compile(r"^@(\w+)\s*(.*)$")
 _DEPRECATED_TAG = re.compile(r"^[ \t]*(?:/\*\*|\*)?[ \t]*@deprecated\b[ \t]*(.*)$", re.M)
 
@@ -55,6 +56,8 @@ def typescript_api_pages(root: Path, warnings: list[str], label: str = "") -> li
     files = dts_files(root)
     known = {p.resolve(): p for p in files}
     deep: list[str] = []
+    seen: dict[str, int] = {}  # page body -> index of the page that has it
+    copies: dict[int, list[str]] = {}
     for path in files:
         rel = path.relative_to(root).as_posix()
         if path.stat().st_size > MAX_FILE_BYTES:
@@ -71,8 +74,16 @@ def typescript_api_pages(root: Path, warnings: list[str], label: str = "") -> li
         body = doc.render()
         if not body:
             continue
+        same = _DEFINED_IN.sub("", body)  # a copy's re-exports point into its own tree
+        if same in seen:  # the same declarations built for another module system or target
+            copies.setdefault(seen[same], []).append(rel)  # (dayjs `esm/`, react-query `build/legacy/`)
+            continue
+        seen[same] = len(pages)
         title = f"{label}{rel}".replace("/", " - ")  # a folder name holds no "/"
         pages.append(DocPage(title, body, rel, f"api:{label}{rel}", API))
+    for i, rels in copies.items():
+        shown = ", ".join(f"`{r}`" for r in rels[:5]) + (f" and {len(rels) - 5} more" if len(rels) > 5 else "")
+        pages[i].body = f"*The same declarations are also in {shown}.*\n\n{pages[i].body}"
     if deep:
         warnings.append(f"namespaces nested deeper than {MAX_NAMESPACE_DEPTH} levels not documented in "
                         + ", ".join(deep[:3]) + (f" and {len(deep) - 3} more" if len(deep) > 3 else ""))
