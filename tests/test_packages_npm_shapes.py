@@ -104,3 +104,24 @@ def test_copies_of_the_same_declarations_make_one_page(tmp_path):
         "locale/de.d.ts", "locale/fr.d.ts"}
     assert pages["index.d.ts"].startswith("*The same declarations are also in `esm/index.d.ts`.*")
     assert "`esm/plugin/utc/index.d.ts`" in pages["plugin/utc.d.ts"]
+
+
+def test_jsdoc_inline_links_block_tags_and_internal_members_read_as_text(tmp_path):
+    """@types/three 0.168 left 2,140 raw `{@link X | text}` in its pages, @types/node 286;
+    `@example` blocks that bring their own fence were fenced twice; `@internal` members
+    (redux toolkit, prisma) were documented as API."""
+    write(tmp_path, {"index.d.ts": (
+        "/**\n * Used by {@link SpotLight | SpotLights}; see {@link readFileSync} and\n"
+        " * {@link https://threejs.org/docs | the manual}.\n * @remarks The cone's angle.\n"
+        " * @defaultValue `Math.PI / 3`\n * @since v0.1.29\n * @public\n * @example\n * ```js\n"
+        " * # not a heading\n * const s = new SpotLightShadow();\n * ```\n */\n"
+        "export declare class SpotLightShadow {\n    /** @internal */\n    _cache: unknown;\n"
+        "    /** Read-only flag. */\n    isSpotLightShadow: true;\n}\n"
+        "/** @internal */\nexport declare function _reset(): void;\n")})
+    body = typescript_api_pages(tmp_path, [])[0].body
+    assert "{@link" not in body and "@public" not in body and "@remarks" not in body
+    assert "Used by SpotLights; see `readFileSync` and\n[the manual](https://threejs.org/docs)." in body
+    assert "- Default: `Math.PI / 3`\n- Since: v0.1.29" in body
+    assert "Example:\n\n```js\n# not a heading\n" in body and "```ts\n```js" not in body
+    assert "### SpotLightShadow.isSpotLightShadow" in body
+    assert "SpotLightShadow._cache" not in body and "## _reset" not in body

@@ -271,7 +271,7 @@ class _FileDoc:
 
     def _document(self, decl, outer, jsdoc, prefix, depth, stack, name: str | None = None,
                   default: bool = False, note: str = "") -> None:
-        if decl is None:
+        if decl is None or hidden(jsdoc):
             return
         names = [name] if name else _names(decl, self.src)
         if not names:
@@ -380,7 +380,7 @@ def _member_sections(decl, src: bytes, owner: str) -> list[str]:
             doc = text if text.startswith("/**") else None
             continue
         this_doc, doc = doc, None
-        if node.type not in MEMBERS or not this_doc:
+        if node.type not in MEMBERS or not this_doc or hidden(this_doc):
             continue
         name_node = node.child_by_field_name("name")
         name = _text(name_node, src) if name_node is not None else "(call)"
@@ -424,24 +424,34 @@ def deprecation_line(comment: str) -> str | None:
 
 
 def jsdoc_markdown(comment: str, deprecated_tag: bool = True) -> str:
-    """`/** ... */` -> text: the leading `*` gone, @param/@returns as a list, @example as
-    code; `@deprecated` in bold unless the caller shows it as the section's first line."""
+    """`/** ... */` -> text: the leading `*` gone, @param/@returns/@see/@default... as a list,
+    @example as code (kept as written when it has its own fence), @remarks as prose,
+    `{@link Target | text}` as its text (`` `Target` `` without one, a markdown link for a
+    URL); `@deprecated` in bold unless the caller shows it as the section's first line."""
     body = comment[3:-2] if comment.endswith("*/") else comment[3:]
+    body = _INLINE_LINK.sub(_link_text, body) if "{@" in body else body
     lines = [re.sub(r"^\s*\* ?", "", ln) if ln.lstrip().startswith("*") else ln.strip() for ln in body.split("\n")]
     out: list[str] = []
-    in_example = False
+    example = ""  # "" | "open" (inside a ```ts block of ours) | "start" (first line to come) | "own"
+
+    def close() -> None:
+        while out and not out[-1].strip():
+            out.pop()
+        if example == "open":
+            out.append("```")
+
     for line in lines:
         m = _TAG.match(line.strip())
         if m:
-            if in_example:
-                while out and not out[-1].strip():
-                    out.pop()
-                out.append("```")
-                in_example = False
+            close()
+            example = ""
             tag, rest = m.group(1), m.group(2)
             if tag == "example":
-                out += ["", "Example:", "", "```ts"] + ([rest] if rest else [])
-                in_example = True
+                out += ["", "Example:", ""]
+                example = "start"
+                if rest:
+                    out += ["```ts", rest]
+                    example = "open"
             elif tag == "param":
                 pm = re.match(r"^(\{[^}]*\}\s*)?(\[?[\w.$]+\]?)\s*-?\s*(.*)$", rest)
                 out.append(f"- `{pm.group(2)}`: {pm.group(3)}" if pm else f"- {rest}")
@@ -450,14 +460,51 @@ def jsdoc_markdown(comment: str, deprecated_tag: bool = True) -> str:
             elif tag == "deprecated":
                 if deprecated_tag:
                     out.append(f"**Deprecated.** {rest}".rstrip())
-            else:
+            elif tag in ("remarks", "remark", "description"):
+                out += ["", rest] if rest else [""]
+            elif tag in ("typeParam", "template"):
+                tm = re.match(r"^(\{[^}]*\}\s*)?([\w$]+)\s*-?\s*(.*)$", rest)
+                out.append(f"- Type parameter `{tm.group(2)}`: {tm.group(3)}".rstrip(": ") if tm else f"- {rest}")
+            elif tag in _TAG_LABELS:
+                out.append(f"- {_TAG_LABELS[tag]}: {rest}".rstrip(": "))
+            elif tag not in _SILENT_TAGS:
                 out.append(f"- @{tag} {rest}".rstrip())
             continue
-        if not in_example and line.lstrip().startswith("#"):
+        if example == "start" and line.strip():
+            if line.lstrip().startswith(("```", "~~~")):
+                example = "own"  # the example brings its own fence: kept as written
+            else:
+                out.append("```ts")
+                example = "open"
+        if not example and line.lstrip().startswith("#"):
             line = "\\" + line.lstrip()
         out.append(line)
-    if in_example:
-        while out and not out[-1].strip():
-            out.pop()
-        out.append("```")
+    close()
     return "\n".join(out).strip()
+
+
+_TAG_LABELS = {"see": "See", "since": "Since", "default": "Default", "defaultValue": "Default", "throws": "Throws",
+               "throw": "Throws", "exception": "Throws", "version": "Version", "experimental": "Experimental",
+               "beta": "Beta", "alpha": "Alpha", "category": "Category"}
+_SILENT_TAGS = {"public", "override", "virtual", "readonly", "inheritDoc", "inheritdoc", "module", "packageDocumentation",
+                "type", "kind", "function", "method", "memberof", "static", "class", "interface", "enum",
+                "internal", "hidden", "ignore", "private", "protected", "sealed", "eventProperty", "name"}
+# `{@link Target}`, `{@link Target | text}`, `{@link Target text}`, `{@linkcode ...}`, `{@inheritDoc X}`
+_INLINE_LINK = re.compile(r"\{@(link|linkcode|linkplain|inheritDoc|inheritdoc)[ \t\n*]+([^}\s|]{1,300})"
+                          r"[ \t]*\|?[ \t]*([^}\n]{0,300})\}")
+# the JSDoc of what TypeScript's `stripInternal` and API tools leave out
+_HIDDEN_TAG = re.compile(r"^[ \t]*(?:/\*\*|\*)?[ \t]*@(?:internal|hidden|ignore|private)\b", re.M)
+
+
+def _link_text(m: re.Match) -> str:
+    kind, target, text = m.group(1), m.group(2), m.group(3).strip()
+    if kind.lower() == "inheritdoc":
+        return f"(see `{target}`)"
+    if target.startswith(("http://", "https://")):
+        return f"[{text or target}]({target})"
+    return text if text and kind != "linkcode" else f"`{text or target}`"
+
+
+def hidden(comment: str | None) -> bool:
+    """A JSDoc tagged `@internal`, `@hidden`, `@ignore` or `@private`: not public API."""
+    return bool(comment) and _HIDDEN_TAG.search(comment) is not None
