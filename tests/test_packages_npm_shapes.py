@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from doc4llm.ingest.packages.api_typescript import typescript_api_pages
+from doc4llm.ingest.packages.collect import Converter, changelog_pages, readme_page
 
 
 def write(root: Path, files: dict[str, str]) -> Path:
@@ -125,3 +126,48 @@ def test_jsdoc_inline_links_block_tags_and_internal_members_read_as_text(tmp_pat
     assert "Example:\n\n```js\n# not a heading\n" in body and "```ts\n```js" not in body
     assert "### SpotLightShadow.isSpotLightShadow" in body
     assert "SpotLightShadow._cache" not in body and "## _reset" not in body
+
+
+README_SHAPES = {
+    # koa: the only H1 is the last section
+    "koa": {"Readme.md": "<img src='logo.png'/>\n\nExpressive middleware.\n\n## Installation\n\nnpm i\n\n"
+                          "# License\n\nMIT\n",
+            "History.md": "\n2.15.3 / 2024-04-11\n==================\n\n* fix\n\n2.15.2 / 2024-03-01\n"
+                          "==================\n\n* fix\n"},
+    # @types/node: H1s are the sections
+    "types-node": {"README.md": "# Installation\n> `npm install --save @types/node`\n\n# Summary\nType definitions.\n"},
+    # redux: the H1 is a logo
+    "redux": {"README.md": "# <a href='https://redux.js.org'><img src='logo.png' alt='Redux Logo'/></a>\n\n"
+                           "Redux is a predictable state container.\n"},
+    # prisma: the H1 ends in a separator before its badges
+    "prisma": {"README.md": "# Prisma Client &middot; [![npm](https://img.shields.io/x.svg)](https://npm.im/x)\n\nQuery.\n"},
+    # dotenv: the Spanish translation sorts first; knex: the changelog opens with its newest release
+    "dotenv": {"README-es.md": "# dotenv\n\nCarga variables de entorno.\n", "README.md": "# dotenv\n\nLoads env.\n",
+               "CHANGELOG.md": "# Master (Unreleased)\n\n# 3.1.0 - 8 December, 2023\n\n### Bug fixes\n"},
+    "ws": {"README.md": "# ws: a Node.js WebSocket library\n\nSimple to use.\n\n## Installing\n",
+           "CHANGELOG.md": "# Changelog\n\n## 8.18.0\n\n- x\n"},
+}
+
+
+def test_readme_and_changelog_are_titled_by_what_names_them(tmp_path):
+    """koa 2.15.3's README was titled `License`, @types/node's `Installation`, redux's
+    `(untitled h1)`, prisma's `Prisma Client ·`; dotenv's set held README-es.md; dayjs',
+    koa's and knex's changelogs were titled by their newest release."""
+    got = {}
+    for name, files in README_SHAPES.items():
+        root = write(tmp_path / name, files)
+        conv = Converter(root)
+        readme = readme_page(root, {}, "npm", name, conv)
+        got[name] = (readme, changelog_pages(root, name, conv))
+    koa, (log,) = got["koa"]
+    assert koa.title == "koa README" and "# License" in koa.body and log.title == "koa changelog"
+    assert "2.15.3 / 2024-04-11" in log.body
+    node = got["types-node"][0]
+    assert node.title == "types-node README" and node.body.startswith("# Installation\n") and "# Summary" in node.body
+    assert got["redux"][0].title == "redux README" and "predictable state container" in got["redux"][0].body
+    assert got["prisma"][0].title == "Prisma Client"
+    dotenv, (log,) = got["dotenv"]
+    assert dotenv.source == "README.md" and "Loads env." in dotenv.body
+    assert log.title == "dotenv changelog" and log.body.startswith("# Master (Unreleased)")
+    ws, (log,) = got["ws"]
+    assert ws.title == "ws: a Node.js WebSocket library" and log.title == "Changelog"

@@ -179,13 +179,51 @@ def readme_page(root: Path, meta: dict, ecosystem: str, package: str, conv: Conv
         if not _titled_by_first_heading(body, title):
             title = f"{package} README"
         return DocPage(title, body, f"{meta.get('file', 'PKG-INFO')} (long description)", "readme", README)
+    # `README.md` before `README-es.md` (dotenv ships its Spanish translation beside it)
     readmes = sorted((p for p in root.iterdir() if p.is_file() and p.name.lower().startswith("readme")),
-                     key=lambda p: (p.suffix.lower() not in MARKDOWN | RST, p.name))
+                     key=lambda p: (p.name.lower().split(".", 1)[0] != "readme", p.suffix.lower() not in MARKDOWN | RST,
+                                    p.name))
     for path in readmes:
         page = file_page(path, root, README, f"{package} README", conv)
         if page:
-            return page
+            return retitled(page, f"{package} README", _names_the_readme)
     return None
+
+
+_VERSION_TITLE = re.compile(r"^\W{0,3}(?:v?\d+\.\d|\[?v?\d+\.\d|master\b|main\b|unreleased\b|next\b|head\b)", re.I)
+
+
+def _names_the_readme(title: str, body: str) -> bool:
+    """An H1 names a README when it is its only H1 and has words: koa's only H1 is its last
+    section (`# License`), @types/node's four H1s (`# Installation`, `# Summary`...) are
+    sections, redux's is a logo (`# <a><img ...></a>`)."""
+    from doc4llm.corpus.sections import parse_page
+
+    return not title.startswith("(untitled h") and not any(s.level == 1 for s in parse_page(body).sections)
+
+
+def _names_the_changelog(title: str, body: str) -> bool:
+    """A changelog's first H1 is often its newest release (`1.11.0 (2022-03-14)`, `Master
+    (Unreleased)`): the page is the changelog, not that release."""
+    return not _VERSION_TITLE.match(title)
+
+
+def retitled(page: DocPage, fallback: str, names_page) -> DocPage:
+    """`page` titled `fallback` when the H1 that titled it does not name the page; the H1
+    goes back at the top of the body when it had been taken off as the title."""
+    if page.untitled:
+        return page
+    title = page.title.rstrip(" \t·|-–—:")
+    if names_page(title, page.body) and title:
+        page.title = title
+        return page
+    from doc4llm.corpus.sections import parse_page
+
+    kept = any(s.level == 1 and s.title == page.title for s in parse_page(page.body).sections)
+    if not kept and not page.title.startswith("(untitled h"):  # taken off the top as the title
+        page.body = f"# {page.title}\n\n{page.body.lstrip(chr(10))}"
+    page.title = fallback
+    return page
 
 
 def _titled_by_first_heading(body: str, title: str) -> bool:
@@ -245,7 +283,7 @@ def changelog_pages(root: Path, package: str, conv: Converter, docs: list[DocPag
         if stem in CHANGELOG_STEMS and (path.suffix.lower() in MARKDOWN | RST | {".txt", ""}):
             page = file_page(path, root, CHANGELOG, f"{package} changelog", conv)
             if page:
-                out.append(page)
+                out.append(retitled(page, f"{package} changelog", _names_the_changelog))
     return out
 
 
