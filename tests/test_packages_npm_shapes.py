@@ -3,7 +3,12 @@ small tree reproducing one shape (the package it was found in is named)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import yaml
+from conftest import run_cli
+from fake_registries import FakeRegistries, npm_tgz, tar_gz
 
 from doc4llm.ingest.packages.api_typescript import typescript_api_pages
 from doc4llm.ingest.packages.collect import Converter, changelog_pages, readme_page
@@ -171,3 +176,53 @@ def test_readme_and_changelog_are_titled_by_what_names_them(tmp_path):
     assert log.title == "dotenv changelog" and log.body.startswith("# Master (Unreleased)")
     ws, (log,) = got["ws"]
     assert ws.title == "ws: a Node.js WebSocket library" and log.title == "Changelog"
+
+
+def umbrella_tgz() -> bytes:
+    pkg = {"name": "umbrella", "version": "1.0.0", "types": "index.d.ts",
+           "dependencies": {"@types/parts": "^2.0.0", "core-lib": "^1.0.0", "other": "~1.0.0", "local": "file:../x",
+                            "gone": "^1.0.0"},
+           "devDependencies": {"dev-only": "^1.0.0"}}
+    index = ("export * from 'parts';\nexport { useThing as useIt } from 'core-lib';\nexport * from './own';\n"
+             "export * from 'dev-only';\nexport * from 'local';\nexport * from 'gone';\n")
+    own = "import { helper } from 'other';\nexport { helper };\n/** Its own. */\nexport declare const own: 1;\n"
+    return tar_gz({"package/package.json": json.dumps(pkg), "package/index.d.ts": index, "package/own.d.ts": own,
+                   "package/README.md": "# umbrella\n\nAll parts in one.\n"})
+
+
+def test_an_umbrella_package_documents_what_it_re_exports_from_its_dependencies(tmp_path):
+    """@types/d3 7.4.3 is thirty `export * from 'd3-xxx'` (2 API sections: d3's set had no
+    API), @reduxjs/toolkit re-exports redux, vitest `describe`/`it`/`expect` from
+    @vitest/runner and @vitest/expect, jest `runCLI` imported from @jest/core then exported:
+    those dependencies are fetched (newest match of the range, `@types/` for a bare name)
+    and documented in the set; named re-exports keep only their sections."""
+    reg = FakeRegistries()
+    try:
+        reg.add_npm("umbrella", "1.0.0", umbrella_tgz())
+        reg.add_npm("@types/parts", "2.0.0", npm_tgz("@types/parts", "2.0.0", {"index.d.ts": "export declare const old: 1;\n"}),
+                    tag_latest=False)
+        reg.add_npm("@types/parts", "2.3.0", npm_tgz("@types/parts", "2.3.0", {
+            "index.d.ts": "/** Bin values. */\nexport declare function bin(): void;\n"}))
+        reg.add_npm("core-lib", "1.2.0", npm_tgz("core-lib", "1.2.0", {"index.d.ts": (
+            "/** Use the thing. */\nexport declare function useThing(): void;\n"
+            "/** Not re-exported. */\nexport declare function internalThing(): void;\n")}))
+        reg.add_npm("other", "1.0.4", npm_tgz("other", "1.0.4", {"index.d.ts": "/** Helps. */\nexport declare function helper(): void;\n"}))
+        reg.add_npm("dev-only", "1.0.0", npm_tgz("dev-only", "1.0.0", {"index.d.ts": "export declare const dev: 1;\n"}))
+        env = {"npm_config_registry": reg.npm_url, "NPM_CONFIG_REGISTRY": None, "HOME": str(tmp_path)}
+        r = run_cli("add", "npm:umbrella@1.0.0", "--docs-dir", tmp_path / "md", "--offline", env=env)
+        assert r.returncode == 0, r.stderr
+        assert "re-exported dependencies not documented: gone (no npm package named 'gone'" in r.stderr
+    finally:
+        reg.close()
+    set_dir = tmp_path / "md" / "umbrella@1.0.0"
+    meta = yaml.safe_load((set_dir / "doc4llm-set.yaml").read_text())
+    by_dep = {rec["extra"].get("package"): (set_dir / rec["folder"] / "docContent.md").read_text()
+              for rec in meta["pages"].values() if rec["extra"].get("origin") == "dependency"}
+    assert set(by_dep) == {"@types/parts@2.3.0", "core-lib@1.2.0", "other@1.0.4"}
+    assert "## bin\n\nBin values." in by_dep["@types/parts@2.3.0"]
+    assert "*`umbrella` re-exports this package from `parts`.*" in by_dep["@types/parts@2.3.0"]
+    core = by_dep["core-lib@1.2.0"]
+    assert "## useThing\n\nUse the thing." in core and "internalThing" not in core
+    assert "## helper\n\nHelps." in by_dep["other@1.0.4"]
+    titles = [rec["title"] for rec in meta["pages"].values()]
+    assert "index.d.ts (@types/parts@2.3.0 API)" in titles
