@@ -226,3 +226,26 @@ def test_an_umbrella_package_documents_what_it_re_exports_from_its_dependencies(
     assert "## helper\n\nHelps." in by_dep["other@1.0.4"]
     titles = [rec["title"] for rec in meta["pages"].values()]
     assert "index.d.ts (@types/parts@2.3.0 API)" in titles
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "npm_readmes"
+
+
+def test_a_readme_loses_its_badges_and_html_layout_not_its_content(tmp_path):
+    """webpack 5.94's README page held 649 HTML tags and 361 images (badges, sponsor logos)
+    and its title in an `<h1>` inside a `<div>`; koa's, debug's, socket.io's rows of
+    reference-style badges. The fixture has each shape (and HTML inside a code block)."""
+    root = tmp_path / "pkg"
+    root.mkdir()
+    (root / "README.md").write_text((FIXTURES / "README.md").read_text())
+    page = readme_page(root, {}, "npm", "packer", Converter(root))
+    body = page.body
+    assert page.title == "packer"
+    assert "Packer bundles **modules**. See [the docs](https://demo.dev/docs)." in body
+    for gone in ("shields.io", "badge", "<div", "<img width", "logo.svg", "[npm-url]", "[node]:", "packagephobia"):
+        assert gone not in body, gone
+    assert '<p align="center"><img src="kept-in-code.png"></p>' in body  # code is code
+    assert "| [](https://github.com/demo/json-loader)" not in body and "Loads a JSON file" in body
+    assert "![Architecture diagram](docs/architecture.png)" in body  # not a badge: kept
+    assert "Line one line two, see [the guide][guide]." in body and "[guide]: https://demo.dev/guide" in body
+    assert "\n\n\n" not in body

@@ -30,6 +30,7 @@ from doc4llm.ingest.packages.docs_sources import MARKDOWN, RST, DocFile, find_do
 from doc4llm.ingest.packages.includes import PageIncludes, markdown_includes, rst_includes
 from doc4llm.ingest.packages.page_kinds import CHANGELOG_KIND, LOW_KINDS, TRANSLATION, page_kind
 from doc4llm.ingest.packages.pages import CHANGELOG, DOCS, README, DocPage
+from doc4llm.ingest.packages.readme_markup import clean_readme
 from doc4llm.ingest.packages.rst import BudgetSpent, PandocBudget, rst_to_markdown
 
 CHANGELOG_STEMS = {"changelog", "changes", "history", "news", "releases", "release-notes", "release_notes"}
@@ -172,7 +173,7 @@ def readme_page(root: Path, meta: dict, ecosystem: str, package: str, conv: Conv
         ctype = meta.get("content_type") or "text/x-rst"
         suffix = ".md" if "markdown" in ctype else ".rst" if "rst" in ctype else ".txt"
         try:
-            body = conv.to_markdown(desc, suffix, root / "PKG-INFO")
+            body = clean_readme(conv.to_markdown(desc, suffix, root / "PKG-INFO"))
         except Exception:  # noqa: BLE001 - a README that does not convert stays as written
             body = desc
         title, body = page_title_and_body(body, f"{package} README")
@@ -184,7 +185,7 @@ def readme_page(root: Path, meta: dict, ecosystem: str, package: str, conv: Conv
                      key=lambda p: (p.name.lower().split(".", 1)[0] != "readme", p.suffix.lower() not in MARKDOWN | RST,
                                     p.name))
     for path in readmes:
-        page = file_page(path, root, README, f"{package} README", conv)
+        page = file_page(path, root, README, f"{package} README", conv, clean=clean_readme)
         if page:
             return retitled(page, f"{package} README", _names_the_readme)
     return None
@@ -237,7 +238,7 @@ def _titled_by_first_heading(body: str, title: str) -> bool:
 
 
 def file_page(path: Path, root: Path, origin: str, fallback: str, conv: Converter,
-              doc: DocFile | None = None) -> DocPage | None:
+              doc: DocFile | None = None, clean=None) -> DocPage | None:
     if path.stat().st_size > MAX_PAGE_BYTES:
         return None
     text, lossy = read_text_lossy(path)
@@ -248,6 +249,7 @@ def file_page(path: Path, root: Path, origin: str, fallback: str, conv: Converte
     if suffix not in MARKDOWN | RST:
         suffix = ".rst" if doc is not None and doc.root.kind == "sphinx" or looks_rst(text[:4000]) else ".md"
     md = conv.to_markdown(text, suffix, path, doc.root.include_bases if doc else None)
+    md = clean(md) if clean else md  # a README's badges and HTML layout (readme_markup.py)
     nav = doc.root.nav.get(_rel_resolved(path, root)) if doc else None
     title, body, own = titled_page(md, nav or fallback)
     if not body.strip() and not title:
