@@ -249,3 +249,20 @@ def test_a_readme_loses_its_badges_and_html_layout_not_its_content(tmp_path):
     assert "![Architecture diagram](docs/architecture.png)" in body  # not a badge: kept
     assert "Line one line two, see [the guide][guide]." in body and "[guide]: https://demo.dev/guide" in body
     assert "\n\n\n" not in body
+
+
+def test_a_bundler_chunk_documents_its_declarations_by_their_names(tmp_path):
+    """@tanstack/query-core 5.52 declares QueryClient in `build/legacy/hydration-CocLapol.d.ts`
+    and exports it as `b` (index.d.ts imports `b as QueryClient`): its sections were `## b`,
+    `## g`, `## ae`."""
+    write(tmp_path, {
+        "package.json": '{"name": "core", "version": "5.0.0", "types": "index.d.ts"}',
+        "index.d.ts": "export { b as QueryClient, g as Mutation } from './chunk-AB12.js';\n",
+        "chunk-AB12.d.ts": ("/** The cache's client. */\ndeclare class QueryClient {\n"
+                            "    /** Mark queries stale. */\n    invalidateQueries(): Promise<void>;\n}\n"
+                            "declare class Mutation {}\ndeclare const ok: number;\n"
+                            "export { QueryClient as b, Mutation as g, ok as go };\n")})
+    pages = {p.source: p.body for p in typescript_api_pages(tmp_path, [])}
+    chunk = pages["chunk-AB12.d.ts"]
+    assert {"QueryClient", "Mutation", "go"} <= set(heads(chunk)) and "b" not in heads(chunk)
+    assert "### QueryClient.invalidateQueries" in chunk and "*Exported by this chunk as `b`.*" in chunk

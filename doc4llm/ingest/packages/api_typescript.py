@@ -161,10 +161,16 @@ class _FileDoc:
             for decl, outer, jsdoc in self.locals.get(local, []):
                 note = ("*Default export.*" if local in defaults else
                         "*The module's export (`export =`).*" if local in equals else "")
-                if exported != local:
+                title = exported
+                if exported != local and len(exported) <= 2 < len(local):
+                    # a bundler's chunk (tsup, rollup: `export { QueryClient as b }`, imported back
+                    # as `b as QueryClient`): the declared name is the API's
+                    title = local
+                    note = (note + " " if note else "") + f"*Exported by this chunk as `{exported}`.*"
+                elif exported != local:
                     note = (note + " " if note else "") + f"*Declared as `{local}`.*"
                 self.listed_decls.add(decl.start_byte)
-                self._document(decl, outer, jsdoc, "", 0, stack, name=exported, note=note)
+                self._document(decl, outer, jsdoc, "", 0, stack, name=title, note=note)
         self._drain(stack)
         self._namespace_lists(stack)
 
