@@ -266,3 +266,11 @@ def test_a_bundler_chunk_documents_its_declarations_by_their_names(tmp_path):
     chunk = pages["chunk-AB12.d.ts"]
     assert {"QueryClient", "Mutation", "go"} <= set(heads(chunk)) and "b" not in heads(chunk)
     assert "### QueryClient.invalidateQueries" in chunk and "*Exported by this chunk as `b`.*" in chunk
+
+
+def test_a_readme_titled_below_its_logo_keeps_its_title(tmp_path):
+    """immer 10.1.1: a logo `<img>` above `# Immer`; the page was titled `immer README`."""
+    write(tmp_path, {"readme.md": "<img src=\"images/logo.svg\" height=\"200px\" align=\"right\"/>\n\n# Immer\n\n"
+                                  "_Create the next immutable state_\n\n## API\n\n`produce`\n"})
+    page = readme_page(tmp_path, {}, "npm", "immer", Converter(tmp_path))
+    assert page.title == "Immer" and "# Immer" not in page.body and "logo.svg" not in page.body

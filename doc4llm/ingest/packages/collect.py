@@ -200,7 +200,12 @@ def _names_the_readme(title: str, body: str) -> bool:
     sections, redux's is a logo (`# <a><img ...></a>`)."""
     from doc4llm.corpus.sections import parse_page
 
-    return not title.startswith("(untitled h") and not any(s.level == 1 for s in parse_page(body).sections)
+    heads = [s for s in parse_page(body).sections if s.level > 0]
+    h1s = [s for s in heads if s.level == 1]
+    # the H1 stays in the body when something stood above it (immer's logo): then it must
+    # be the first heading and the only H1
+    return not title.startswith("(untitled h") and (not h1s or (len(h1s) == 1 and heads[0] is h1s[0]
+                                                                and h1s[0].title == title))
 
 
 def _names_the_changelog(title: str, body: str) -> bool:

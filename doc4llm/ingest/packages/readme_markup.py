@@ -7,8 +7,8 @@ it). None of it says anything to an agent, and a title in `<h1>` was no heading.
 
 - HTML blocks (a run of lines opening with a tag, up to a blank line, outside code) become
   markdown through markdownify (`<h1>` a heading, `<a>` a link, `<b>` bold);
-- an image inside a link (`[![alt](src)](href)`, also reference-style) and an image from
-  a badge service are dropped; other images stay;
+- an image inside a link (`[![alt](src)](href)`, also reference-style), an image from a
+  badge service and one without alt text are dropped; other images stay;
 - inline `<img>` in a line is dropped, `<a href="u">text</a>` becomes `[text](u)`, `<br>`
   a space;
 - the blank lines left behind collapse to one.
@@ -109,8 +109,8 @@ def _inline(line: str, refs: dict[str, str]) -> str:
         line = _BR.sub(" ", line)
     if "![" in line:
         line = _LINKED_IMAGE.sub("", line)
-        line = _IMAGE.sub(lambda m: "" if _badge(m.group(2) or refs.get((m.group(3) or m.group(1)).lower(), ""))
-                          else m.group(0), line)
+        line = _IMAGE.sub(lambda m: "" if not m.group(1).strip() or  # no alt text: says nothing
+                          _badge(m.group(2) or refs.get((m.group(3) or m.group(1)).lower(), "")) else m.group(0), line)
     if line != before and not line.strip(" \t|·-#"):
         return ""  # a row of badges, a heading that was only a logo
     return line
