@@ -274,3 +274,14 @@ def test_a_readme_titled_below_its_logo_keeps_its_title(tmp_path):
                                   "_Create the next immutable state_\n\n## API\n\n`produce`\n"})
     page = readme_page(tmp_path, {}, "npm", "immer", Converter(tmp_path))
     assert page.title == "Immer" and "# Immer" not in page.body and "logo.svg" not in page.body
+
+
+def test_readme_cleaning_takes_linear_time_on_hostile_lines(tmp_path):
+    from growth import assert_linear
+
+    from doc4llm.ingest.packages.readme_markup import clean_readme
+
+    def run(n: int) -> str:
+        return ("[![" * 300 + "<a href='x" + "<img " * 300 + "\n") * (n // 300) + "<div>\n" + "<p>x</p>\n" * n
+
+    assert_linear(clean_readme, run, 3000, what="README cleaning")

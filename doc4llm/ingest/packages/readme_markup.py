@@ -28,7 +28,9 @@ _LINKED_IMAGE = re.compile(r"\[!\[[^\]\n]{0,500}\](?:\([^)\s]{0,2000}(?:[ \t]+\"
 _IMAGE = re.compile(r"!\[([^\]\n]{0,500})\](?:\(([^)\s]{0,2000})(?:[ \t]+\"[^\"\n]{0,300}\")?\)|\[([^\]\n]{0,200})\])")
 _REF_DEF = re.compile(r"^[ \t]{0,3}\[([^\]\n]{1,200})\]:[ \t]*(\S{1,2000})")
 _IMG_TAG = re.compile(r"<img\b[^>]{0,3000}>", re.I)
-_A_TAG = re.compile(r"<a\b[^>]{0,3000}?href=[\"']([^\"'>]{0,2000})[\"'][^>]{0,3000}>([^<]{0,500})</a>", re.I)
+_A_TAG = re.compile(r"<a\s([^>]{0,2000})>([^<]{0,500})</a>", re.I)  # one way to match: no backtracking
+_HREF = re.compile(r"href=[\"']([^\"'>]{0,2000})[\"']", re.I)
+MAX_LINE = 10_000  # longer lines are not README prose: left as they are
 _BR = re.compile(r"<br\s{0,5}/?>", re.I)
 BADGE_HOSTS = ("shields.io", "badge", "travis-ci", "coveralls.io", "codecov.io", "circleci.com", "appveyor.com",
                "david-dm.org", "snyk.io", "packagephobia", "bundlephobia", "opencollective.com", "gitter.im",
@@ -102,10 +104,12 @@ _REF_USE = re.compile(r"\]\[([^\]\n]{1,200})\]")
 
 
 def _inline(line: str, refs: dict[str, str]) -> str:
+    if len(line) > MAX_LINE:
+        return line
     before = line
     if "<" in line:
         line = _IMG_TAG.sub("", line)
-        line = _A_TAG.sub(lambda m: f"[{m.group(2).strip()}]({m.group(1)})" if m.group(2).strip() else "", line)
+        line = _A_TAG.sub(_a_link, line)
         line = _BR.sub(" ", line)
     if "![" in line:
         line = _LINKED_IMAGE.sub("", line)
@@ -114,6 +118,14 @@ def _inline(line: str, refs: dict[str, str]) -> str:
     if line != before and not line.strip(" \t|·-#"):
         return ""  # a row of badges, a heading that was only a logo
     return line
+
+
+def _a_link(m: re.Match) -> str:
+    """`<a href="u">text</a>` -> `[text](u)`; an anchor left without text (its image gone) -> ''."""
+    text, href = m.group(2).strip(), _HREF.search(m.group(1))
+    if not text:
+        return ""
+    return f"[{text}]({href.group(1)})" if href else text
 
 
 def _badge(src: str) -> bool:
