@@ -43,6 +43,7 @@ DECLS = {"function_signature", "function_declaration", "class_declaration", "abs
          "variable_declaration", "module", "internal_module", "generator_function_declaration"}
 MEMBERS = {"property_signature", "method_signature", "public_field_definition", "method_definition",
            "abstract_method_signature", "call_signature", "construct_signature"}
+_DEFINED_IN = re.compile(r": defined in `[^`\n]*`")
 _TAG = re.compile(r"^@(\w+)\s*(.*)$")
 _DEPRECATED_TAG = re.compile(r"^[ \t]*(?:/\*\*|\*)?[ \t]*@deprecated\b[ \t]*(.*)$", re.M)
 
@@ -55,6 +56,8 @@ def typescript_api_pages(root: Path, warnings: list[str], label: str = "") -> li
     files = dts_files(root)
     known = {p.resolve(): p for p in files}
     deep: list[str] = []
+    seen: dict[str, int] = {}  # page body -> index of the page that has it
+    copies: dict[int, list[str]] = {}
     for path in files:
         rel = path.relative_to(root).as_posix()
         if path.stat().st_size > MAX_FILE_BYTES:
@@ -71,8 +74,16 @@ def typescript_api_pages(root: Path, warnings: list[str], label: str = "") -> li
         body = doc.render()
         if not body:
             continue
+        same = _DEFINED_IN.sub("", body)  # a copy's re-exports point into its own tree
+        if same in seen:  # the same declarations built for another module system or target
+            copies.setdefault(seen[same], []).append(rel)  # (dayjs `esm/`, react-query `build/legacy/`)
+            continue
+        seen[same] = len(pages)
         title = f"{label}{rel}".replace("/", " - ")  # a folder name holds no "/"
         pages.append(DocPage(title, body, rel, f"api:{label}{rel}", API))
+    for i, rels in copies.items():
+        shown = ", ".join(f"`{r}`" for r in rels[:5]) + (f" and {len(rels) - 5} more" if len(rels) > 5 else "")
+        pages[i].body = f"*The same declarations are also in {shown}.*\n\n{pages[i].body}"
     if deep:
         warnings.append(f"namespaces nested deeper than {MAX_NAMESPACE_DEPTH} levels not documented in "
                         + ", ".join(deep[:3]) + (f" and {len(deep) - 3} more" if len(deep) > 3 else ""))
@@ -96,6 +107,9 @@ class _FileDoc:
         self.by_name: dict[str, int] = {}
         self.reexports: list[str] = []
         self.locals: dict[str, list[tuple]] = {}  # name -> [(decl, outer, jsdoc)] not exported in place
+        # `export { Compiler, Knex }` inside a namespace: (prefix, local, exported) of file-level names
+        self.ns_lists: list[tuple[str, str, str]] = []
+        self.listed_decls: set[int] = set()  # locals already documented through an export list
         self.too_deep = False
 
     # -- walking -----------------------------------------------------------------------
@@ -116,6 +130,8 @@ class _FileDoc:
                         inner = node.child_by_field_name("declaration")
                         if inner is not None:
                             self._document(_unwrap(inner), node, this_doc, prefix, depth, stack)
+                        else:
+                            self._namespace_list(node, prefix)
                     continue
                 block = _augmentation_body(node, self.src)
                 if block is not None:  # what it declares is public (the augmented module's)
@@ -145,10 +161,52 @@ class _FileDoc:
             for decl, outer, jsdoc in self.locals.get(local, []):
                 note = ("*Default export.*" if local in defaults else
                         "*The module's export (`export =`).*" if local in equals else "")
-                if exported != local:
+                title = exported
+                if exported != local and len(exported) <= 2 < len(local):
+                    # a bundler's chunk (tsup, rollup: `export { QueryClient as b }`, imported back
+                    # as `b as QueryClient`): the declared name is the API's
+                    title = local
+                    note = (note + " " if note else "") + f"*Exported by this chunk as `{exported}`.*"
+                elif exported != local:
                     note = (note + " " if note else "") + f"*Declared as `{local}`.*"
-                self._document(decl, outer, jsdoc, "", 0, stack, name=exported, note=note)
+                self.listed_decls.add(decl.start_byte)
+                self._document(decl, outer, jsdoc, "", 0, stack, name=title, note=note)
         self._drain(stack)
+        self._namespace_lists(stack)
+
+    def _namespace_list(self, node, prefix: str) -> None:
+        """`export { A, B as C }` inside a namespace (no `from`): names of the file's own
+        declarations made members of the namespace (webpack's `declare namespace exports {
+        export { Compiler, Configuration, ... } }`, knex's `export { Knex }`)."""
+        if node.child_by_field_name("source") is not None:
+            return
+        clause = next((c for c in node.named_children if c.type == "export_clause"), None)
+        for spec in clause.named_children if clause is not None else []:
+            name = spec.child_by_field_name("name") if spec.type == "export_specifier" else None
+            if name is not None:
+                alias = spec.child_by_field_name("alias")
+                local = _text(name, self.src)
+                self.ns_lists.append((prefix, local, _text(alias, self.src) if alias is not None else local))
+
+    def _namespace_lists(self, stack) -> None:
+        """Document the file-level declarations that namespaces' export lists name, under
+        the namespace's prefix; a declaration documented already (`export { knex as
+        default }` inside `namespace knex`) is not repeated. Each list entry is taken once,
+        and a namespace reached this way may hold lists of its own (walked in turn)."""
+        done = 0
+        while done < len(self.ns_lists):
+            prefix, local, exported = self.ns_lists[done]
+            done += 1
+            for decl, outer, jsdoc in self.locals.get(local, []):
+                if decl.start_byte in self.listed_decls:
+                    continue
+                self.listed_decls.add(decl.start_byte)
+                depth = prefix.count(".")
+                if depth > MAX_NAMESPACE_DEPTH:
+                    self.too_deep = True
+                    continue
+                self._document(decl, outer, jsdoc, prefix, depth, stack, name=exported)
+            self._drain(stack)
 
     def _with_jsdoc(self, container):
         """A container's statements, each with the `/** ... */` comment right before it."""
@@ -167,6 +225,9 @@ class _FileDoc:
             container, prefix, depth, _ = stack.pop()
             for node, this_doc in self._with_jsdoc(container):
                 inner = node.child_by_field_name("declaration") if node.type == "export_statement" else None
+                if node.type == "export_statement" and inner is None:
+                    self._namespace_list(node, prefix)
+                    continue
                 decl = _unwrap(inner if inner is not None else node)
                 if decl is not None and decl.type in DECLS:
                     self._document(decl, node, this_doc, prefix, depth, stack)
@@ -216,7 +277,7 @@ class _FileDoc:
 
     def _document(self, decl, outer, jsdoc, prefix, depth, stack, name: str | None = None,
                   default: bool = False, note: str = "") -> None:
-        if decl is None:
+        if decl is None or hidden(jsdoc):
             return
         names = [name] if name else _names(decl, self.src)
         if not names:
@@ -229,6 +290,8 @@ class _FileDoc:
                 self.too_deep = True
                 return
             inner_prefix = f"{prefix}{names[0]}." if decl.type == "internal_module" else prefix
+            if inner_prefix == "exports.":  # CommonJS's name for the module itself (webpack): its members
+                inner_prefix = ""             # are the module's own exports, imported by their names
             stack.append((body, inner_prefix, depth + 1, False))
             if jsdoc and decl.type == "internal_module":
                 self._add(outer.start_byte, prefix + names[0], [jsdoc_markdown(jsdoc)], jsdoc)
@@ -323,7 +386,7 @@ def _member_sections(decl, src: bytes, owner: str) -> list[str]:
             doc = text if text.startswith("/**") else None
             continue
         this_doc, doc = doc, None
-        if node.type not in MEMBERS or not this_doc:
+        if node.type not in MEMBERS or not this_doc or hidden(this_doc):
             continue
         name_node = node.child_by_field_name("name")
         name = _text(name_node, src) if name_node is not None else "(call)"
@@ -367,24 +430,34 @@ def deprecation_line(comment: str) -> str | None:
 
 
 def jsdoc_markdown(comment: str, deprecated_tag: bool = True) -> str:
-    """`/** ... */` -> text: the leading `*` gone, @param/@returns as a list, @example as
-    code; `@deprecated` in bold unless the caller shows it as the section's first line."""
+    """`/** ... */` -> text: the leading `*` gone, @param/@returns/@see/@default... as a list,
+    @example as code (kept as written when it has its own fence), @remarks as prose,
+    `{@link Target | text}` as its text (`` `Target` `` without one, a markdown link for a
+    URL); `@deprecated` in bold unless the caller shows it as the section's first line."""
     body = comment[3:-2] if comment.endswith("*/") else comment[3:]
+    body = _INLINE_LINK.sub(_link_text, body) if "{@" in body else body
     lines = [re.sub(r"^\s*\* ?", "", ln) if ln.lstrip().startswith("*") else ln.strip() for ln in body.split("\n")]
     out: list[str] = []
-    in_example = False
+    example = ""  # "" | "open" (inside a ```ts block of ours) | "start" (first line to come) | "own"
+
+    def close() -> None:
+        while out and not out[-1].strip():
+            out.pop()
+        if example == "open":
+            out.append("```")
+
     for line in lines:
         m = _TAG.match(line.strip())
         if m:
-            if in_example:
-                while out and not out[-1].strip():
-                    out.pop()
-                out.append("```")
-                in_example = False
+            close()
+            example = ""
             tag, rest = m.group(1), m.group(2)
             if tag == "example":
-                out += ["", "Example:", "", "```ts"] + ([rest] if rest else [])
-                in_example = True
+                out += ["", "Example:", ""]
+                example = "start"
+                if rest:
+                    out += ["```ts", rest]
+                    example = "open"
             elif tag == "param":
                 pm = re.match(r"^(\{[^}]*\}\s*)?(\[?[\w.$]+\]?)\s*-?\s*(.*)$", rest)
                 out.append(f"- `{pm.group(2)}`: {pm.group(3)}" if pm else f"- {rest}")
@@ -393,14 +466,51 @@ def jsdoc_markdown(comment: str, deprecated_tag: bool = True) -> str:
             elif tag == "deprecated":
                 if deprecated_tag:
                     out.append(f"**Deprecated.** {rest}".rstrip())
-            else:
+            elif tag in ("remarks", "remark", "description"):
+                out += ["", rest] if rest else [""]
+            elif tag in ("typeParam", "template"):
+                tm = re.match(r"^(\{[^}]*\}\s*)?([\w$]+)\s*-?\s*(.*)$", rest)
+                out.append(f"- Type parameter `{tm.group(2)}`: {tm.group(3)}".rstrip(": ") if tm else f"- {rest}")
+            elif tag in _TAG_LABELS:
+                out.append(f"- {_TAG_LABELS[tag]}: {rest}".rstrip(": "))
+            elif tag not in _SILENT_TAGS:
                 out.append(f"- @{tag} {rest}".rstrip())
             continue
-        if not in_example and line.lstrip().startswith("#"):
+        if example == "start" and line.strip():
+            if line.lstrip().startswith(("```", "~~~")):
+                example = "own"  # the example brings its own fence: kept as written
+            else:
+                out.append("```ts")
+                example = "open"
+        if not example and line.lstrip().startswith("#"):
             line = "\\" + line.lstrip()
         out.append(line)
-    if in_example:
-        while out and not out[-1].strip():
-            out.pop()
-        out.append("```")
+    close()
     return "\n".join(out).strip()
+
+
+_TAG_LABELS = {"see": "See", "since": "Since", "default": "Default", "defaultValue": "Default", "throws": "Throws",
+               "throw": "Throws", "exception": "Throws", "version": "Version", "experimental": "Experimental",
+               "beta": "Beta", "alpha": "Alpha", "category": "Category"}
+_SILENT_TAGS = {"public", "override", "virtual", "readonly", "inheritDoc", "inheritdoc", "module", "packageDocumentation",
+                "type", "kind", "function", "method", "memberof", "static", "class", "interface", "enum",
+                "internal", "hidden", "ignore", "private", "protected", "sealed", "eventProperty", "name"}
+# `{@link Target}`, `{@link Target | text}`, `{@link Target text}`, `{@linkcode ...}`, `{@inheritDoc X}`
+_INLINE_LINK = re.compile(r"\{@(link|linkcode|linkplain|inheritDoc|inheritdoc)[ \t\n*]+([^}\s|]{1,300})"
+                          r"[ \t]*\|?[ \t]*([^}\n]{0,300})\}")
+# the JSDoc of what TypeScript's `stripInternal` and API tools leave out
+_HIDDEN_TAG = re.compile(r"^[ \t]*(?:/\*\*|\*)?[ \t]*@(?:internal|hidden|ignore|private)\b", re.M)
+
+
+def _link_text(m: re.Match) -> str:
+    kind, target, text = m.group(1), m.group(2), m.group(3).strip()
+    if kind.lower() == "inheritdoc":
+        return f"(see `{target}`)"
+    if target.startswith(("http://", "https://")):
+        return f"[{text or target}]({target})"
+    return text if text and kind != "linkcode" else f"`{text or target}`"
+
+
+def hidden(comment: str | None) -> bool:
+    """A JSDoc tagged `@internal`, `@hidden`, `@ignore` or `@private`: not public API."""
+    return bool(comment) and _HIDDEN_TAG.search(comment) is not None

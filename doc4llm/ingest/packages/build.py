@@ -33,12 +33,14 @@ from doc4llm.corpus.writer import UNTITLED, SetWriter, load_set_metadata
 from doc4llm.errors import InputError
 from doc4llm.ingest.packages.pages import DocPage
 
-BUILD_FORMAT = 3  # bump when the builder's output changes, so `sync` rebuilds sets
+BUILD_FORMAT = 4  # bump when the builder's output changes, so `sync` rebuilds sets
 # 3 (issues 33, 36): page origins (`extra.origin`), docs from the repository tag / docs
 #   site, `holds`; docs found by content (Sphinx/MkDocs projects anywhere, `.txt` reST),
 #   translations left out, page kinds, Sphinx object and autodoc directives resolved; the
 #   API reference's scope, real `__all__`, markdown docstrings, deprecated/legacy marks;
 #   `verified`
+# 4 (npm shapes, 2026-11-28): namespace export lists, copies of declarations merged, JSDoc
+#   inline tags, `@internal` left out, dependencies' re-exported API, README cleaning/titles
 ORIGIN = "package"
 BUILD_PREFIX = ".doc4llm-build-"
 LOCK_FILE = ".lock"

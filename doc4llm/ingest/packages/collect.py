@@ -30,6 +30,7 @@ from doc4llm.ingest.packages.docs_sources import MARKDOWN, RST, DocFile, find_do
 from doc4llm.ingest.packages.includes import PageIncludes, markdown_includes, rst_includes
 from doc4llm.ingest.packages.page_kinds import CHANGELOG_KIND, LOW_KINDS, TRANSLATION, page_kind
 from doc4llm.ingest.packages.pages import CHANGELOG, DOCS, README, DocPage
+from doc4llm.ingest.packages.readme_markup import clean_readme
 from doc4llm.ingest.packages.rst import BudgetSpent, PandocBudget, rst_to_markdown
 
 CHANGELOG_STEMS = {"changelog", "changes", "history", "news", "releases", "release-notes", "release_notes"}
@@ -172,20 +173,63 @@ def readme_page(root: Path, meta: dict, ecosystem: str, package: str, conv: Conv
         ctype = meta.get("content_type") or "text/x-rst"
         suffix = ".md" if "markdown" in ctype else ".rst" if "rst" in ctype else ".txt"
         try:
-            body = conv.to_markdown(desc, suffix, root / "PKG-INFO")
+            body = clean_readme(conv.to_markdown(desc, suffix, root / "PKG-INFO"))
         except Exception:  # noqa: BLE001 - a README that does not convert stays as written
             body = desc
         title, body = page_title_and_body(body, f"{package} README")
         if not _titled_by_first_heading(body, title):
             title = f"{package} README"
         return DocPage(title, body, f"{meta.get('file', 'PKG-INFO')} (long description)", "readme", README)
+    # `README.md` before `README-es.md` (dotenv ships its Spanish translation beside it)
     readmes = sorted((p for p in root.iterdir() if p.is_file() and p.name.lower().startswith("readme")),
-                     key=lambda p: (p.suffix.lower() not in MARKDOWN | RST, p.name))
+                     key=lambda p: (p.name.lower().split(".", 1)[0] != "readme", p.suffix.lower() not in MARKDOWN | RST,
+                                    p.name))
     for path in readmes:
-        page = file_page(path, root, README, f"{package} README", conv)
+        page = file_page(path, root, README, f"{package} README", conv, clean=clean_readme)
         if page:
-            return page
+            return retitled(page, f"{package} README", _names_the_readme)
     return None
+
+
+_VERSION_TITLE = re.compile(r"^\W{0,3}(?:v?\d+\.\d|\[?v?\d+\.\d|master\b|main\b|unreleased\b|next\b|head\b)", re.I)
+
+
+def _names_the_readme(title: str, body: str) -> bool:
+    """An H1 names a README when it is its only H1 and has words: koa's only H1 is its last
+    section (`# License`), @types/node's four H1s (`# Installation`, `# Summary`...) are
+    sections, redux's is a logo (`# <a><img ...></a>`)."""
+    from doc4llm.corpus.sections import parse_page
+
+    heads = [s for s in parse_page(body).sections if s.level > 0]
+    h1s = [s for s in heads if s.level == 1]
+    # the H1 stays in the body when something stood above it (immer's logo): then it must
+    # be the first heading and the only H1
+    return not title.startswith("(untitled h") and (not h1s or (len(h1s) == 1 and heads[0] is h1s[0]
+                                                                and h1s[0].title == title))
+
+
+def _names_the_changelog(title: str, body: str) -> bool:
+    """A changelog's first H1 is often its newest release (`1.11.0 (2022-03-14)`, `Master
+    (Unreleased)`): the page is the changelog, not that release."""
+    return not _VERSION_TITLE.match(title)
+
+
+def retitled(page: DocPage, fallback: str, names_page) -> DocPage:
+    """`page` titled `fallback` when the H1 that titled it does not name the page; the H1
+    goes back at the top of the body when it had been taken off as the title."""
+    if page.untitled:
+        return page
+    title = page.title.rstrip(" \t·|-–—:")
+    if names_page(title, page.body) and title:
+        page.title = title
+        return page
+    from doc4llm.corpus.sections import parse_page
+
+    kept = any(s.level == 1 and s.title == page.title for s in parse_page(page.body).sections)
+    if not kept and not page.title.startswith("(untitled h"):  # taken off the top as the title
+        page.body = f"# {page.title}\n\n{page.body.lstrip(chr(10))}"
+    page.title = fallback
+    return page
 
 
 def _titled_by_first_heading(body: str, title: str) -> bool:
@@ -199,7 +243,7 @@ def _titled_by_first_heading(body: str, title: str) -> bool:
 
 
 def file_page(path: Path, root: Path, origin: str, fallback: str, conv: Converter,
-              doc: DocFile | None = None) -> DocPage | None:
+              doc: DocFile | None = None, clean=None) -> DocPage | None:
     if path.stat().st_size > MAX_PAGE_BYTES:
         return None
     text, lossy = read_text_lossy(path)
@@ -210,6 +254,7 @@ def file_page(path: Path, root: Path, origin: str, fallback: str, conv: Converte
     if suffix not in MARKDOWN | RST:
         suffix = ".rst" if doc is not None and doc.root.kind == "sphinx" or looks_rst(text[:4000]) else ".md"
     md = conv.to_markdown(text, suffix, path, doc.root.include_bases if doc else None)
+    md = clean(md) if clean else md  # a README's badges and HTML layout (readme_markup.py)
     nav = doc.root.nav.get(_rel_resolved(path, root)) if doc else None
     title, body, own = titled_page(md, nav or fallback)
     if not body.strip() and not title:
@@ -245,7 +290,7 @@ def changelog_pages(root: Path, package: str, conv: Converter, docs: list[DocPag
         if stem in CHANGELOG_STEMS and (path.suffix.lower() in MARKDOWN | RST | {".txt", ""}):
             page = file_page(path, root, CHANGELOG, f"{package} changelog", conv)
             if page:
-                out.append(page)
+                out.append(retitled(page, f"{package} changelog", _names_the_changelog))
     return out
 
 

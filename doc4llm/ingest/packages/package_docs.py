@@ -220,10 +220,16 @@ def collect_pages(root: Path, release: Release, meta: dict, warnings: list[str],
         from doc4llm.ingest.packages.api_typescript import typescript_api_pages
 
         api = typescript_api_pages(root, warnings, label="")
+        api_root = root
         if not api and http is not None and npm is not None:
-            api, types_from = _types_package_api(release, http, npm, work, warnings)
+            api, types_from, types_root = _types_package_api(release, http, npm, work, warnings)
+            api_root = types_root if types_from else root
         for page in api:
             page.title = f"{page.title} ({types_from or display} API)"
+        if http is not None and npm is not None:  # what it re-exports from its dependencies
+            from doc4llm.ingest.packages.dts_deps import dependency_api_pages
+
+            api += dependency_api_pages(api_root, types_from or display, http, npm, work, warnings)
     conv = Converter(root, lookup=ApiLookup(api) if release.ecosystem == "pypi" else None)
     docs = docs_pages(root, conv, warnings, langs)
     readme = readme_page(root, meta, release.ecosystem, display, conv)
@@ -233,7 +239,7 @@ def collect_pages(root: Path, release: Release, meta: dict, warnings: list[str],
 
 
 def _types_package_api(release: Release, http: Http, npm: NpmConfig, work: Path,
-                       warnings: list[str]) -> tuple[list[DocPage], str | None]:
+                       warnings: list[str]) -> tuple[list[DocPage], str | None, Path]:
     from doc4llm.errors import Doc4llmError
     from doc4llm.ingest.packages import npm as npm_registry
     from doc4llm.ingest.packages.api_typescript import typescript_api_pages
@@ -241,7 +247,7 @@ def _types_package_api(release: Release, http: Http, npm: NpmConfig, work: Path,
     try:
         types = npm_registry.types_release(http, release.name, release.version, npm)
         if types is None:
-            return [], None
+            return [], None, work
         tpath, tsha = archives.download(http, types, work)
         check_archive(tpath, tsha, types)
         textracted = archives.extract(tpath, work / "types")
@@ -249,13 +255,13 @@ def _types_package_api(release: Release, http: Http, npm: NpmConfig, work: Path,
         check_metadata(read_npm_metadata(troot), types, types.filename)
     except Doc4llmError as exc:
         warnings.append(f"@types package not used: {exc.message}")
-        return [], None
+        return [], None, work
     label = f"{types.name}@{types.version}"
     pages = typescript_api_pages(troot, warnings)
     for p in pages:
         p.source = f"{label}/{p.source}"
         p.key = f"api:{label}/{p.key[4:]}"
-    return pages, label
+    return pages, label, troot
 
 
 def _count_sections(body: str) -> int:

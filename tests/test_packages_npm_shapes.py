@@ -1,0 +1,287 @@
+"""Shapes of real npm packages whose sets were silently incomplete or wrong: each test is a
+small tree reproducing one shape (the package it was found in is named)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import yaml
+from conftest import run_cli
+from fake_registries import FakeRegistries, npm_tgz, tar_gz
+
+from doc4llm.ingest.packages.api_typescript import typescript_api_pages
+from doc4llm.ingest.packages.collect import Converter, changelog_pages, readme_page
+
+
+def write(root: Path, files: dict[str, str]) -> Path:
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def heads(body: str, level: str = "## ") -> list[str]:
+    return [ln[len(level):] for ln in body.split("\n") if ln.startswith(level)]
+
+
+# webpack 5's types.d.ts: every class declared at file level, none exported in place; the
+# `export =` namespace lists them (`export { Compiler, ... }`), nested namespaces too
+WEBPACK_STYLE = {
+    "package.json": '{"name": "packer", "version": "5.0.0", "types": "types.d.ts"}',
+    "types.d.ts": (
+        "/** The compiler. */\ndeclare class Compiler {\n    /** Run it. */\n    run(cb: () => void): void;\n}\n"
+        "/** Options object as provided by the user. */\ndeclare interface Configuration {\n"
+        "    /** The entry point(s) of the compilation. */\n    entry?: string;\n}\n"
+        "declare class MemoryCachePlugin {}\n"
+        "declare class Hidden {}\n"
+        "declare function exports(options: Configuration): Compiler;\n"
+        "declare namespace exports {\n    export const version: string;\n"
+        "    export namespace cache {\n        export { MemoryCachePlugin };\n    }\n"
+        "    export { Compiler, Configuration as Options };\n}\nexport = exports;\n"),
+}
+
+# knex's types/index.d.ts: `export = knex`, whose namespace lists itself (`knex as default`)
+# and another file-level namespace holding the whole API (`Knex`)
+KNEX_STYLE = {
+    "package.json": '{"name": "qb", "version": "3.0.0", "types": "types/index.d.ts"}',
+    "types/index.d.ts": (
+        "declare function knex(config: Knex.Config): Knex;\n"
+        "interface Knex { /** Run a raw query. */ raw(sql: string): unknown }\n"
+        "declare namespace knex {\n    export { knex, knex as default, Knex };\n"
+        "    export class QueryBuilder {}\n}\n"
+        "declare namespace Knex {\n    /** How to connect. */\n    interface Config { client: string }\n"
+        "    interface QueryBuilder { /** Filter rows. */ where(col: string): QueryBuilder }\n}\n"
+        "export = knex;\n"),
+}
+
+
+def test_declarations_a_namespace_export_list_names_are_documented(tmp_path):
+    """webpack 5.94's 400 KB types.d.ts gave 20 sections (the `const`s of its `export =`
+    namespace) and none of Compiler, Configuration...; knex 3.1 gave 10 of its 2,800 lines."""
+    body = typescript_api_pages(write(tmp_path / "w", WEBPACK_STYLE), [])[0].body
+    top = heads(body)
+    for name in ("Compiler", "Options", "cache.MemoryCachePlugin", "version", "exports"):
+        assert name in top, (name, top)
+    assert "Hidden" not in top  # declared, never listed: module-private
+    assert "exports.version" not in top  # `exports` is the module itself: members go by their names
+    assert "Options object as provided by the user." in body and "*Declared as `Configuration`.*" not in body
+    assert {"Compiler.run", "Options.entry"} <= set(heads(body, "### "))
+
+    body = typescript_api_pages(write(tmp_path / "k", KNEX_STYLE), [])[0].body
+    top = heads(body)
+    for name in ("knex", "knex.Knex", "knex.QueryBuilder", "knex.Knex.Config", "knex.Knex.QueryBuilder"):
+        assert name in top, (name, top)
+    assert not any(h.startswith(("knex.knex", "knex.default")) for h in top)  # itself, not again
+    assert "### knex.Knex.QueryBuilder.where" in body and "How to connect." in body
+
+
+# dayjs ships its declarations twice (`plugin/utc.d.ts` and `esm/plugin/utc/index.d.ts`,
+# differing only in the module names they augment); react-query 5 once per build target
+# (`build/modern/`, `build/legacy/`), whose re-exports point into their own tree
+COPIES = {
+    "package.json": '{"name": "when", "version": "1.0.0", "types": "index.d.ts"}',
+    "index.d.ts": "/** Parse a date. */\ndeclare function when(d?: string): when.When;\n"
+                  "declare namespace when {\n    interface When { format(t?: string): string }\n}\nexport = when;\n",
+    "esm/index.d.ts": "/** Parse a date. */\ndeclare function when(d?: string): when.When;\n"
+                      "declare namespace when {\n    interface When { format(t?: string): string }\n}\nexport = when;\n",
+    "plugin/utc.d.ts": "import { Plugin } from 'when'\ndeclare const plugin: Plugin\nexport = plugin\n"
+                       "declare module 'when' {\n    interface When {\n        /** To UTC. */\n        utc(): When\n    }\n}\n",
+    "esm/plugin/utc/index.d.ts": "import { Plugin } from 'when/esm'\ndeclare const plugin: Plugin\nexport = plugin\n"
+                                 "declare module 'when/esm' {\n    interface When {\n        /** To UTC. */\n"
+                                 "        utc(): When\n    }\n}\n",
+    "build/modern/index.d.ts": "export { useQuery } from './useQuery';\nexport { other } from './other';\n",
+    "build/modern/useQuery.d.ts": "/** Fetch and cache. */\nexport declare function useQuery(): void;\n",
+    "build/legacy/index.d.ts": "export { useQuery } from './useQuery';\nexport { other } from './other';\n",
+    "build/legacy/useQuery.d.ts": "/** Fetch and cache. */\nexport declare function useQuery(): void;\n",
+    "locale/de.d.ts": "/** German. */\ndeclare const de: { name: 'de' }\nexport = de\n",
+    "locale/fr.d.ts": "/** French. */\ndeclare const fr: { name: 'fr' }\nexport = fr\n",
+}
+
+
+def test_copies_of_the_same_declarations_make_one_page(tmp_path):
+    """dayjs 1.11.13: 80 API pages, 40 of them `esm/` copies; react-query 5.52: 44, half
+    `build/legacy/` copies of `build/modern/`. One page each, which says where the copies are."""
+    pages = {p.source: p.body for p in typescript_api_pages(write(tmp_path, COPIES), [])}
+    assert set(pages) == {"index.d.ts", "plugin/utc.d.ts", "build/modern/index.d.ts", "build/modern/useQuery.d.ts",
+                          "locale/de.d.ts", "locale/fr.d.ts"} or set(pages) == {
+        "index.d.ts", "plugin/utc.d.ts", "build/legacy/index.d.ts", "build/legacy/useQuery.d.ts",
+        "locale/de.d.ts", "locale/fr.d.ts"}
+    assert pages["index.d.ts"].startswith("*The same declarations are also in `esm/index.d.ts`.*")
+    assert "`esm/plugin/utc/index.d.ts`" in pages["plugin/utc.d.ts"]
+
+
+def test_jsdoc_inline_links_block_tags_and_internal_members_read_as_text(tmp_path):
+    """@types/three 0.168 left 2,140 raw `{@link X | text}` in its pages, @types/node 286;
+    `@example` blocks that bring their own fence were fenced twice; `@internal` members
+    (redux toolkit, prisma) were documented as API."""
+    write(tmp_path, {"index.d.ts": (
+        "/**\n * Used by {@link SpotLight | SpotLights}; see {@link readFileSync} and\n"
+        " * {@link https://threejs.org/docs | the manual}.\n * @remarks The cone's angle.\n"
+        " * @defaultValue `Math.PI / 3`\n * @since v0.1.29\n * @public\n * @example\n * ```js\n"
+        " * # not a heading\n * const s = new SpotLightShadow();\n * ```\n */\n"
+        "export declare class SpotLightShadow {\n    /** @internal */\n    _cache: unknown;\n"
+        "    /** Read-only flag. */\n    isSpotLightShadow: true;\n}\n"
+        "/** @internal */\nexport declare function _reset(): void;\n")})
+    body = typescript_api_pages(tmp_path, [])[0].body
+    assert "{@link" not in body and "@public" not in body and "@remarks" not in body
+    assert "Used by SpotLights; see `readFileSync` and\n[the manual](https://threejs.org/docs)." in body
+    assert "- Default: `Math.PI / 3`\n- Since: v0.1.29" in body
+    assert "Example:\n\n```js\n# not a heading\n" in body and "```ts\n```js" not in body
+    assert "### SpotLightShadow.isSpotLightShadow" in body
+    assert "SpotLightShadow._cache" not in body and "## _reset" not in body
+
+
+README_SHAPES = {
+    # koa: the only H1 is the last section
+    "koa": {"Readme.md": "<img src='logo.png'/>\n\nExpressive middleware.\n\n## Installation\n\nnpm i\n\n"
+                          "# License\n\nMIT\n",
+            "History.md": "\n2.15.3 / 2024-04-11\n==================\n\n* fix\n\n2.15.2 / 2024-03-01\n"
+                          "==================\n\n* fix\n"},
+    # @types/node: H1s are the sections
+    "types-node": {"README.md": "# Installation\n> `npm install --save @types/node`\n\n# Summary\nType definitions.\n"},
+    # redux: the H1 is a logo
+    "redux": {"README.md": "# <a href='https://redux.js.org'><img src='logo.png' alt='Redux Logo'/></a>\n\n"
+                           "Redux is a predictable state container.\n"},
+    # prisma: the H1 ends in a separator before its badges
+    "prisma": {"README.md": "# Prisma Client &middot; [![npm](https://img.shields.io/x.svg)](https://npm.im/x)\n\nQuery.\n"},
+    # dotenv: the Spanish translation sorts first; knex: the changelog opens with its newest release
+    "dotenv": {"README-es.md": "# dotenv\n\nCarga variables de entorno.\n", "README.md": "# dotenv\n\nLoads env.\n",
+               "CHANGELOG.md": "# Master (Unreleased)\n\n# 3.1.0 - 8 December, 2023\n\n### Bug fixes\n"},
+    "ws": {"README.md": "# ws: a Node.js WebSocket library\n\nSimple to use.\n\n## Installing\n",
+           "CHANGELOG.md": "# Changelog\n\n## 8.18.0\n\n- x\n"},
+}
+
+
+def test_readme_and_changelog_are_titled_by_what_names_them(tmp_path):
+    """koa 2.15.3's README was titled `License`, @types/node's `Installation`, redux's
+    `(untitled h1)`, prisma's `Prisma Client ·`; dotenv's set held README-es.md; dayjs',
+    koa's and knex's changelogs were titled by their newest release."""
+    got = {}
+    for name, files in README_SHAPES.items():
+        root = write(tmp_path / name, files)
+        conv = Converter(root)
+        readme = readme_page(root, {}, "npm", name, conv)
+        got[name] = (readme, changelog_pages(root, name, conv))
+    koa, (log,) = got["koa"]
+    assert koa.title == "koa README" and "# License" in koa.body and log.title == "koa changelog"
+    assert "2.15.3 / 2024-04-11" in log.body
+    node = got["types-node"][0]
+    assert node.title == "types-node README" and node.body.startswith("# Installation\n") and "# Summary" in node.body
+    assert got["redux"][0].title == "redux README" and "predictable state container" in got["redux"][0].body
+    assert got["prisma"][0].title == "Prisma Client"
+    dotenv, (log,) = got["dotenv"]
+    assert dotenv.source == "README.md" and "Loads env." in dotenv.body
+    assert log.title == "dotenv changelog" and log.body.startswith("# Master (Unreleased)")
+    ws, (log,) = got["ws"]
+    assert ws.title == "ws: a Node.js WebSocket library" and log.title == "Changelog"
+
+
+def umbrella_tgz() -> bytes:
+    pkg = {"name": "umbrella", "version": "1.0.0", "types": "index.d.ts",
+           "dependencies": {"@types/parts": "^2.0.0", "core-lib": "^1.0.0", "other": "~1.0.0", "local": "file:../x",
+                            "gone": "^1.0.0"},
+           "devDependencies": {"dev-only": "^1.0.0"}}
+    index = ("export * from 'parts';\nexport { useThing as useIt } from 'core-lib';\nexport * from './own';\n"
+             "export * from 'dev-only';\nexport * from 'local';\nexport * from 'gone';\n")
+    own = "import { helper } from 'other';\nexport { helper };\n/** Its own. */\nexport declare const own: 1;\n"
+    return tar_gz({"package/package.json": json.dumps(pkg), "package/index.d.ts": index, "package/own.d.ts": own,
+                   "package/README.md": "# umbrella\n\nAll parts in one.\n"})
+
+
+def test_an_umbrella_package_documents_what_it_re_exports_from_its_dependencies(tmp_path):
+    """@types/d3 7.4.3 is thirty `export * from 'd3-xxx'` (2 API sections: d3's set had no
+    API), @reduxjs/toolkit re-exports redux, vitest `describe`/`it`/`expect` from
+    @vitest/runner and @vitest/expect, jest `runCLI` imported from @jest/core then exported:
+    those dependencies are fetched (newest match of the range, `@types/` for a bare name)
+    and documented in the set; named re-exports keep only their sections."""
+    reg = FakeRegistries()
+    try:
+        reg.add_npm("umbrella", "1.0.0", umbrella_tgz())
+        reg.add_npm("@types/parts", "2.0.0", npm_tgz("@types/parts", "2.0.0", {"index.d.ts": "export declare const old: 1;\n"}),
+                    tag_latest=False)
+        reg.add_npm("@types/parts", "2.3.0", npm_tgz("@types/parts", "2.3.0", {
+            "index.d.ts": "/** Bin values. */\nexport declare function bin(): void;\n"}))
+        reg.add_npm("core-lib", "1.2.0", npm_tgz("core-lib", "1.2.0", {"index.d.ts": (
+            "/** Use the thing. */\nexport declare function useThing(): void;\n"
+            "/** Not re-exported. */\nexport declare function internalThing(): void;\n")}))
+        reg.add_npm("other", "1.0.4", npm_tgz("other", "1.0.4", {"index.d.ts": "/** Helps. */\nexport declare function helper(): void;\n"}))
+        reg.add_npm("dev-only", "1.0.0", npm_tgz("dev-only", "1.0.0", {"index.d.ts": "export declare const dev: 1;\n"}))
+        env = {"npm_config_registry": reg.npm_url, "NPM_CONFIG_REGISTRY": None, "HOME": str(tmp_path)}
+        r = run_cli("add", "npm:umbrella@1.0.0", "--docs-dir", tmp_path / "md", "--offline", env=env)
+        assert r.returncode == 0, r.stderr
+        assert "re-exported dependencies not documented: gone (no npm package named 'gone'" in r.stderr
+    finally:
+        reg.close()
+    set_dir = tmp_path / "md" / "umbrella@1.0.0"
+    meta = yaml.safe_load((set_dir / "doc4llm-set.yaml").read_text())
+    by_dep = {rec["extra"].get("package"): (set_dir / rec["folder"] / "docContent.md").read_text()
+              for rec in meta["pages"].values() if rec["extra"].get("origin") == "dependency"}
+    assert set(by_dep) == {"@types/parts@2.3.0", "core-lib@1.2.0", "other@1.0.4"}
+    assert "## bin\n\nBin values." in by_dep["@types/parts@2.3.0"]
+    assert "*`umbrella` re-exports this package from `parts`.*" in by_dep["@types/parts@2.3.0"]
+    core = by_dep["core-lib@1.2.0"]
+    assert "## useThing\n\nUse the thing." in core and "internalThing" not in core
+    assert "## helper\n\nHelps." in by_dep["other@1.0.4"]
+    titles = [rec["title"] for rec in meta["pages"].values()]
+    assert "index.d.ts (@types/parts@2.3.0 API)" in titles
+
+
+FIXTURES = Path(__file__).parent / "fixtures" / "npm_readmes"
+
+
+def test_a_readme_loses_its_badges_and_html_layout_not_its_content(tmp_path):
+    """webpack 5.94's README page held 649 HTML tags and 361 images (badges, sponsor logos)
+    and its title in an `<h1>` inside a `<div>`; koa's, debug's, socket.io's rows of
+    reference-style badges. The fixture has each shape (and HTML inside a code block)."""
+    root = tmp_path / "pkg"
+    root.mkdir()
+    (root / "README.md").write_text((FIXTURES / "README.md").read_text())
+    page = readme_page(root, {}, "npm", "packer", Converter(root))
+    body = page.body
+    assert page.title == "packer"
+    assert "Packer bundles **modules**. See [the docs](https://demo.dev/docs)." in body
+    for gone in ("shields.io", "badge", "<div", "<img width", "logo.svg", "[npm-url]", "[node]:", "packagephobia"):
+        assert gone not in body, gone
+    assert '<p align="center"><img src="kept-in-code.png"></p>' in body  # code is code
+    assert "| [](https://github.com/demo/json-loader)" not in body and "Loads a JSON file" in body
+    assert "![Architecture diagram](docs/architecture.png)" in body  # not a badge: kept
+    assert "Line one line two, see [the guide][guide]." in body and "[guide]: https://demo.dev/guide" in body
+    assert "\n\n\n" not in body
+
+
+def test_a_bundler_chunk_documents_its_declarations_by_their_names(tmp_path):
+    """@tanstack/query-core 5.52 declares QueryClient in `build/legacy/hydration-CocLapol.d.ts`
+    and exports it as `b` (index.d.ts imports `b as QueryClient`): its sections were `## b`,
+    `## g`, `## ae`."""
+    write(tmp_path, {
+        "package.json": '{"name": "core", "version": "5.0.0", "types": "index.d.ts"}',
+        "index.d.ts": "export { b as QueryClient, g as Mutation } from './chunk-AB12.js';\n",
+        "chunk-AB12.d.ts": ("/** The cache's client. */\ndeclare class QueryClient {\n"
+                            "    /** Mark queries stale. */\n    invalidateQueries(): Promise<void>;\n}\n"
+                            "declare class Mutation {}\ndeclare const ok: number;\n"
+                            "export { QueryClient as b, Mutation as g, ok as go };\n")})
+    pages = {p.source: p.body for p in typescript_api_pages(tmp_path, [])}
+    chunk = pages["chunk-AB12.d.ts"]
+    assert {"QueryClient", "Mutation", "go"} <= set(heads(chunk)) and "b" not in heads(chunk)
+    assert "### QueryClient.invalidateQueries" in chunk and "*Exported by this chunk as `b`.*" in chunk
+
+
+def test_a_readme_titled_below_its_logo_keeps_its_title(tmp_path):
+    """immer 10.1.1: a logo `<img>` above `# Immer`; the page was titled `immer README`."""
+    write(tmp_path, {"readme.md": "<img src=\"images/logo.svg\" height=\"200px\" align=\"right\"/>\n\n# Immer\n\n"
+                                  "_Create the next immutable state_\n\n## API\n\n`produce`\n"})
+    page = readme_page(tmp_path, {}, "npm", "immer", Converter(tmp_path))
+    assert page.title == "Immer" and "# Immer" not in page.body and "logo.svg" not in page.body
+
+
+def test_readme_cleaning_takes_linear_time_on_hostile_lines(tmp_path):
+    from growth import assert_linear
+
+    from doc4llm.ingest.packages.readme_markup import clean_readme
+
+    def run(n: int) -> str:
+        return ("[![" * 300 + "<a href='x" + "<img " * 300 + "\n") * (n // 300) + "<div>\n" + "<p>x</p>\n" * n
+
+    assert_linear(clean_readme, run, 3000, what="README cleaning")
