@@ -269,3 +269,29 @@ def test_an_error_questions_quoted_text_is_the_subject_not_a_value():
     q = "claude crashes with 'Illegal instruction (core dumped)' on startup"
     assert analyze(q).query_type == "error" and analyze(q).values == []
     assert "hello world" in user_values('print "hello world" from my script')
+
+
+def test_a_currency_is_absent_only_when_no_section_writes_an_amount_with_its_symbol(zed, tmp_path):
+    """"$49 per month" holds no "usd": the symbol form is a spelling of the currency. When no
+    section writes one, the absent line says the symbol was checked too (agents grepped for
+    `$[0-9]` after a bare "usd")."""
+    from doc4llm.ingest.importer import import_path
+    from doc4llm.search.engine import Searcher
+    from doc4llm.search.render import render_text
+
+    r = zed.search("how much does zed cost per month in usd?", k=3)
+    assert "usd" in _missing(r)
+    assert "no section contains: usd (nor any $ amount)" in render_text(r)
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "plans.md").write_text("# Plans\n\n## Team plan\n\nThe team plan costs $49 per month per project.\n\n"
+                                  "## Shell\n\nRun `$ zed plan` to see yours.\n", encoding="utf-8")
+    import_path(src, tmp_path / "md_docs", "zed@2")
+    priced = Searcher(tmp_path / "md_docs", embedder="none", quiet=True)
+    try:
+        r = priced.search("how much does the team plan cost per month in usd?", k=3)
+        assert "usd" not in _missing(r) and "dollars" not in _missing(
+            priced.search("team plan price in dollars", k=3))
+        assert r["results"][0]["heading_path"][-1] == "Team plan"
+    finally:
+        priced.close()

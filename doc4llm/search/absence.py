@@ -108,9 +108,42 @@ def variant_forms(word: str) -> list[str]:
     return [v for v in dict.fromkeys(out) if v != word.casefold()]
 
 
+# a currency's name and the symbol docs write amounts with ("$49/month" holds no "usd"):
+# the index keeps no symbols, so the sections' text is scanned for an amount (once per
+# absent currency word, bounded by the searched sets' text)
+CURRENCY_SYMBOLS = {
+    "usd": "$", "dollar": "$", "dollars": "$", "cad": "$", "aud": "$", "eur": "€", "euro": "€",
+    "euros": "€", "gbp": "£", "sterling": "£", "jpy": "¥", "yen": "¥", "inr": "₹", "rupee": "₹", "rupees": "₹",
+}
+
+
+def currency_symbol(word: str) -> str | None:
+    return CURRENCY_SYMBOLS.get(word.casefold())
+
+
+def _amount_in_text(conn, symbol: str, sets: list[str]) -> bool:
+    """Some section of `sets` writes an amount with `symbol` (`$49`, `49 €`); False on a
+    backend without the sections' text in SQLite."""
+    if not isinstance(conn, sqlite3.Connection) or not sets:
+        return False
+    marks = ",".join("?" * len(set(sets)))
+    globs = [f"*{symbol}[0-9]*", f"*{symbol} [0-9]*", f"*[0-9]{symbol}*", f"*[0-9] {symbol}*"]
+    where = " OR ".join("text GLOB ?" for _ in globs)
+    try:
+        row = conn.execute(f"SELECT 1 FROM sections WHERE set_name IN ({marks}) AND ({where}) LIMIT 1",
+                           [*sorted(set(sets)), *globs]).fetchone()
+    except sqlite3.Error:
+        return False
+    return row is not None
+
+
 def documented_variant(conn, word: str, sets: list[str]) -> str | None:
     """The index form (stem, or a phrase of stems) of a documented spelling of `word`; for a
-    slash form (`try/except`, `pytest/ruff`) the words themselves when each is documented."""
+    slash form (`try/except`, `pytest/ruff`) the words themselves when each is documented;
+    for a currency (`usd`, `euros`) its symbol when some section writes an amount with it."""
+    symbol = currency_symbol(word)
+    if symbol and _amount_in_text(conn, symbol, sets):
+        return symbol
     if re.fullmatch(r"[A-Za-z]+(?:/[A-Za-z]+){1,3}", word.strip("`")):
         stems = [stem(p.casefold()) for p in word.strip("`").split("/")]
         if all(_df(conn, x, sets) for x in stems):

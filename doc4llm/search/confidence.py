@@ -145,8 +145,8 @@ def compute_features(searcher, qa: QueryAnalysis, ranked: list[Candidate], rows:
             own.append(kw)
             continue
         if df == 0 and (form := documented_variant(conn, kw, sets)) is not None:
-            variants[kw] = form  # behaviour / behavior, customise / customize
-            s, df = form, _df(conn, form, sets)
+            variants[kw] = form  # behaviour / behavior, customise / customize; usd / "$49"
+            s, df = form, max(1, _df(conn, form, sets))  # a symbol is no index token, but documented
         w = math.log(1 + n / (1 + df))
         if df == 0:
             w = math.log(1 + n)

@@ -162,11 +162,20 @@ def _absent_lines(result: dict) -> list[str]:
     doc set, the words that set lacks although another set holds them."""
     cov = result.get("coverage") or {}
     missing = (result.get("guidance") or {}).get("missing") or cov.get("missing")
-    out = [ABSENT + ", ".join(_short(w) for w in missing[:5])] if missing else []
+    out = [ABSENT + ", ".join(_short(w) + _no_amount(w) for w in missing[:5])] if missing else []
     scoped = cov.get("missing_in_named") or {}
     if scoped.get("words"):
         out.append(f"no {'/'.join(scoped['sets'])} section contains: " + ", ".join(_short(w) for w in scoped["words"][:5]))
     return out
+
+
+def _no_amount(word: str) -> str:
+    """A currency the docs lack was checked in its symbol form too (search/absence.py): say
+    so, or the agent greps for `$[0-9]` to settle it (agent study, rounds 13-18)."""
+    from doc4llm.search.absence import currency_symbol
+
+    symbol = currency_symbol(word)
+    return f" (nor any {symbol} amount)" if symbol else ""
 
 
 def _cost(lines: list[str]) -> int:
