@@ -151,3 +151,21 @@ def test_cli_search_shows_the_guide_outline_under_its_result_and_json_carries_it
     sure = run_cli("search", "import customers ndjson into the spindle", "--docs-dir", str(docs), env=NO_EMBED)
     assert sure.stdout.startswith("confidence 8") or sure.stdout.startswith("confidence 9")
     assert "page outline:" not in sure.stdout and "subsections: Batch size" in sure.stdout
+
+
+def test_a_guide_file_too_big_to_be_a_recipe_is_not_parsed_for_an_outline(tmp_path):
+    """Four sections padded past OUTLINE_MAX_BYTES: no outline, the page is not a recipe."""
+    from doc4llm.search.outline import OUTLINE_MAX_BYTES
+
+    src = tmp_path / "src" / "guides"
+    src.mkdir(parents=True)
+    pad = ("word " * 200 + "\n\n") * (OUTLINE_MAX_BYTES // 1000 + 2)
+    (src / "huge.md").write_text("# Huge guide\n\n" + "".join(f"## Step {i}\n\n{pad}" for i in range(4)), encoding="utf-8")
+    out = tmp_path / "md_docs"
+    assert run_cli("import", tmp_path / "src", "--set", "spindle@1", "--docs-dir", out).returncode == 0
+    page = next(p for p in (out / "spindle@1").iterdir() if (p / "docContent.md").is_file())
+    hit = {"doc_set": "spindle@1", "page": page.name, "source": "guides/huge.md", "lines": [1, 2],
+           "heading_path": ["Step 1"]}
+    other = {"doc_set": "spindle@1", "page": "nope", "source": "concepts/x.md", "lines": [1, 2],
+             "heading_path": ["X"]}
+    assert guide_outline(out, [other, hit], confidence=50) is None

@@ -18,6 +18,8 @@ from pathlib import Path
 OUTLINE_MIN = 3
 OUTLINE_MAX = 12
 TOP = 3  # results whose pages are looked at
+# a recipe of at most 12 sections is a few KB; a bigger file is not parsed on every search
+OUTLINE_MAX_BYTES = 64_000
 CONFIDENT = 80  # the render's "result 1 answers" line (results 2-3 shown bare from here)
 
 
@@ -54,7 +56,10 @@ def _page_headings(docs_dir: Path, result: dict) -> list[dict]:
 
     doc_set = DocSet(Path(docs_dir) / result["doc_set"])
     page = doc_set.page(result["page"]) if doc_set.path.is_dir() else None
-    if page is None:
+    try:
+        if page is None or page.content_path.stat().st_size > OUTLINE_MAX_BYTES:
+            return []
+    except OSError:
         return []
     secs = [x for x in page.sections() if x.level > 0]
     if not OUTLINE_MIN <= len(secs) <= OUTLINE_MAX:
