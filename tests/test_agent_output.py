@@ -494,3 +494,31 @@ def test_fused_results_show_the_lines_that_hold_the_name_the_question_asks_about
     assert not _names_more(other, asked, ["--drop-rate"])
     assert not _names_more(asked, other, [])
     assert not _names_more(asked, asked, ["--drop-rate"])
+
+
+def test_a_code_chunk_result_says_it_is_code_inside_its_section():
+    """A symbol's 2-line chunk under a section heading read as a parsing fault to an agent:
+    the head names the section it sits in, with that section's range and size."""
+    from doc4llm.search.render import render_text
+
+    rows = _result(70)
+    rows["results"][1].update(lines=[356, 357], tokens=8, in_section={"lines": [329, 381], "tokens": 553})
+    line = next(ln for ln in render_text(rows).splitlines() if ln.startswith("2. "))
+    assert line.endswith("Section 2  (code in the section 329-381 ~553t)") and ":356-357 ~8t" in line
+
+
+def test_to_result_marks_a_chunk_narrower_than_its_section(tmp_path):
+    from types import SimpleNamespace
+
+    from doc4llm.search.results import to_result
+
+    text = "\n".join(["Rebuild a model when its forward references resolve:", "", "```python",
+                      "class Foo(BaseModel):", "    x: 'Bar'", "", "Foo.model_rebuild()", "```"])
+    row = {"text": text, "start": 10, "end": 17, "tokens": 40, "set_name": "s@1", "page": "P",
+           "heading_path": ["P", "Rebuilding model schema"], "page_source": "p.md", "url": None,
+           "content_type": "code"}
+    cand = SimpleNamespace(score=1.0, found_by=["symbol"], parts={}, raw={})
+    res = to_result(1, cand, row, tmp_path, ["rebuild"], ["Foo.model_rebuild"], "high", False, chunk=(16, 16))
+    assert res["lines"] == [16, 16] and res["in_section"] == {"lines": [10, 17], "tokens": 40}
+    whole = to_result(1, cand, row, tmp_path, ["rebuild"], [], "high", False, chunk=(10, 17))
+    assert "in_section" not in whole

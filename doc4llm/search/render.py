@@ -70,6 +70,9 @@ def _result_block(r: dict, n_lines: int, show_set: bool, sure: bool = False, wit
     a, b = r["lines"]
     head = f"{r['rank']}. " + (f"{r['doc_set']} " if show_set else "") + f"{_where(r)}:{a}-{b} ~{r['tokens']}t  " \
         + " > ".join(_heading_path(r))
+    inside = r.get("in_section")
+    if inside:  # a code chunk: the lines of one symbol inside that section
+        head += f"  (code in the section {inside['lines'][0]}-{inside['lines'][1]} ~{inside['tokens']}t)"
     out = [head]
     width = None if r["rank"] == 1 else OTHER_LINE_CHARS
     for ln in _shown_lines(r, n_lines):

@@ -243,11 +243,16 @@ def to_result(rank: int, cand, row: dict, docs_dir: Path, query_stems: list[str]
     snippet, where = best_passage(row["text"] or "", row["start"], query_stems, terms)
     lines = [row["start"], row["end"]]
     tok = row["tokens"]
+    inside = None
     if chunk:  # a code symbol's own chunk, not the whole block
         lines = [max(chunk[0], row["start"]), min(chunk[1], row["end"])]
         seg = "\n".join((row["text"] or "").split("\n")[lines[0] - row["start"] : lines[1] - row["start"] + 1])
         tok = estimate_tokens(seg)
         snippet = seg
+        if lines != [row["start"], row["end"]]:
+            # the chunk is code inside the headed section: say so, or a 2-line range under a
+            # heading reads as a parsing fault (an agent said so, round 14)
+            inside = {"lines": [row["start"], row["end"]], "tokens": row["tokens"]}
     res = {
         "rank": rank,
         "doc_set": row["set_name"],
@@ -266,6 +271,8 @@ def to_result(rank: int, cand, row: dict, docs_dir: Path, query_stems: list[str]
         "snippet_lines": where if not chunk else lines,
         "content_type": row.get("content_type"),
     }
+    if inside:
+        res["in_section"] = inside
     if chunk:
         res["best_lines"] = best_lines(snippet, lines[0], weights or {}, terms)
     else:
