@@ -285,6 +285,13 @@ def read_section(docs_dir: Path, page_name: str, *, set_name: str | list[str] | 
     }
     if where is not None and page.headingless(where):
         out["no_heading"] = True
+    if lines is not None:
+        # a range that runs into later sections is cited by its first one: name the others,
+        # or an agent cites "Reversible steps" for lines that hold "Why expand, then contract"
+        more = [{"heading": x.title, "lines": [x.start, min(x.end, end)]}
+                for x in page.sections() if start < x.start <= end and x.level > 0]
+        if more:
+            out["also_sections"] = more
     return out
 
 

@@ -333,3 +333,22 @@ def test_a_file_name_two_pages_share_asks_for_the_path(tmp_path):
     assert "demo@1 / api/adapter.md" in proc.stderr and "demo@1 / concepts/adapter.md" in proc.stderr
     ok = run_cli("read", "concepts/adapter.md", "--docs-dir", docs)
     assert ok.returncode == 0 and "Text about concepts." in ok.stdout
+
+
+def test_a_line_range_that_runs_into_later_sections_names_them(docs):
+    """A `--lines` read is cited by the section it starts in; the later sections it reaches
+    are named with their lines, so the agent does not cite the first for the second's text."""
+    whole = read_section(docs, "Getting Started", set_name="Acme@1")
+    lines = whole["text"].split("\n")
+    install = next(i for i, ln in enumerate(lines, 1) if ln == "## Install")
+    macos = next(i for i, ln in enumerate(lines, 1) if ln == "### macOS")
+    usage = next(i for i, ln in enumerate(lines, 1) if ln == "## Usage")
+    data = read_section(docs, "Getting Started", set_name="Acme@1", lines=f"{install}:{usage}")
+    assert data["heading_path"][-1] == "Install"
+    assert [x["heading"] for x in data["also_sections"]] == ["Linux", "macOS", "Usage"]
+    assert data["also_sections"][-1]["lines"] == [usage, usage]
+    assert "also_sections" not in read_section(docs, "Getting Started", set_name="Acme@1",
+                                               lines=f"{install}:{install + 1}")
+    proc = run_cli("read", "Getting Started", "--set", "Acme@1", "--lines", f"{macos}:{usage}", "--docs-dir", docs)
+    head = proc.stdout.split("\n", 1)[0]
+    assert f"> macOS (then Usage {usage}-{usage})" in head

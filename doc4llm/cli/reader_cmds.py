@@ -20,6 +20,9 @@ def _in_scope(lookup, docs_dir, sets: tuple[str, ...], project: str | None, all_
     return cli_scope(docs_dir, list(sets) or None, project, all_sets).lookup_first(lookup, list(sets) or None)
 
 
+ALSO_SHOWN = 3  # later sections a line range runs into, named in the citation header
+
+
 def _kt(n: int) -> str:
     return f"{n / 1000:.1f}k" if n >= 1000 else str(n)
 
@@ -105,6 +108,10 @@ def read_cmd(page: str, section: str | None, lines: str | None, with_subsections
     a, b = data["lines"]
     where = NO_HEADING if data.get("no_heading") else \
         " > ".join(data["heading_path"]) if data["heading_path"] else data["page"]
+    more = data.get("also_sections") or []
+    if more:  # the range runs into later sections: they are named with their lines
+        names = ", ".join(f"{x['heading']} {x['lines'][0]}-{x['lines'][1]}" for x in more[:ALSO_SHOWN])
+        where += f" (then {names}" + (f", +{len(more) - ALSO_SHOWN} more" if len(more) > ALSO_SHOWN else "") + ")"
     src = data.get("source")
     origin = f"  source {src}" if src and "://" not in src else ""
     echo_text(f"[{data['doc_set']} / {where}  {data['content_path']}:{a}-{b}  ~{data['tokens']}t{origin}]\n"

@@ -169,6 +169,12 @@ def _fit_text(result: dict, max_tokens: int, page: str) -> dict:
     text = "\n".join(kept)
     out = {**result, "text": text, "lines": [start, last], "tokens": estimate_tokens(text),
            "truncated": True}
+    if result.get("also_sections"):  # only the later sections the kept lines reach
+        kept_more = [{**x, "lines": [x["lines"][0], min(x["lines"][1], last)]}
+                     for x in result["also_sections"] if x["lines"][0] <= last]
+        out.pop("also_sections")
+        if kept_more:
+            out["also_sections"] = kept_more
     if last < end:
         out["continuation"] = {"tool": "read_section", "arguments": {
             "page": page, "sets": result["doc_set"], "lines": [last + 1, end]}}
