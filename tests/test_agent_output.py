@@ -522,3 +522,24 @@ def test_to_result_marks_a_chunk_narrower_than_its_section(tmp_path):
     assert res["lines"] == [16, 16] and res["in_section"] == {"lines": [10, 17], "tokens": 40}
     whole = to_result(1, cand, row, tmp_path, ["rebuild"], [], "high", False, chunk=(10, 17))
     assert "in_section" not in whole
+
+
+def test_grep_puts_the_names_entry_before_its_mentions(tmp_path):
+    """A table row, list item or term that opens with the name is its entry: it comes before
+    sections that mention the name in prose or set it in a code block (a config file's
+    `NAME: value` line is no entry)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "a-guide.md").write_text(
+        "# Deploying\n\n## Compose\n\n```yaml\nSPIN_ADMIN_TOKEN: ${SPIN_ADMIN_TOKEN}\nOTHER: 1\n```\n\n"
+        "## Securing\n\nSet `SPIN_ADMIN_TOKEN` to protect the admin port.\nWithout SPIN_ADMIN_TOKEN it is open.\n",
+        encoding="utf-8")
+    (src / "z-reference.md").write_text(
+        "# Environment variables\n\n## Security\n\n| Variable | Default | Description |\n|---|---|---|\n"
+        "| `SPIN_ADMIN_TOKEN` | — | Bearer token for the admin port. |\n", encoding="utf-8")
+    docs = tmp_path / "docs"
+    assert run_cli("import", src, "--set", "spin@1", "--docs-dir", docs).returncode == 0
+    rc, out, _ = cli(docs, "grep", "SPIN_ADMIN_TOKEN", "-F", "--json")
+    assert rc == 0
+    order = [m["heading_path"][-1] for m in json.loads(out)["matches"]]
+    assert order == ["Security", "Securing", "Compose"]  # the entry, then 2 lines, then 1

@@ -11,6 +11,7 @@ User patterns run on RE2 (`google-re2`): linear time whatever the pattern, so
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -23,6 +24,10 @@ MAX_SECTIONS = 8  # sections shown; the rest are counted
 MAX_LINES = 2  # matching lines shown per section
 LINE_CHARS = 120  # a shown line is cut around its first match
 RE2_MAX_MEM = 8 << 20  # a pattern whose program needs more is refused, not run
+# a line whose match opens it, after markup only (a table row's first cell, a list item's
+# or definition's term: "| `WKL_ADMIN_TOKEN` | — | Bearer token..."): an entry for the name
+_ENTRY_PREFIX = re.compile(r"[\s|*`>:+#-]{0,12}")
+_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
 @dataclass
@@ -31,6 +36,7 @@ class _Hit:
     section: Section
     lines: list[tuple[int, str, int]] = field(default_factory=list)  # (line no, text, match column)
     heading_hit: bool = False
+    entry_hit: bool = False  # a line opens with the match (table row, list item, term)
 
 
 def compile_pattern(pattern: str, *, ignore_case: bool, fixed: bool, word: bool = False):
@@ -97,7 +103,9 @@ def grep_docs(docs_dir: Path, pattern: str, *, sets: list[str] | None = None, ig
     """Every line of every page in the chosen sets that matches, grouped by section.
 
     Sections whose heading matches come first (the place a name is defined), then those
-    with the most matching lines, then page order."""
+    with a line that opens with the match (a table row's first cell, a list item's or a
+    definition's term: the name's entry), then those with the most matching lines, then
+    page order."""
     prog = compile_pattern(pattern, ignore_case=ignore_case, fixed=fixed, word=word)
     if max_sections < 1 or max_lines < 1:
         raise InputError("--max-sections and --max-lines must be at least 1")
@@ -113,7 +121,11 @@ def grep_docs(docs_dir: Path, pattern: str, *, sets: list[str] | None = None, ig
             sections = page.sections()
             cursor = 0
             by_section: dict[int, _Hit] = {}
+            fence = ""  # the open code fence's marker: a line in code is no entry
             for no, text in enumerate(page.lines(), 1):
+                opener = _FENCE.match(text)
+                if opener and (not fence or opener.group(1).startswith(fence)):
+                    fence = "" if fence else opener.group(1)[:3]
                 m = prog.search(text)
                 if m is None:
                     continue
@@ -125,11 +137,14 @@ def grep_docs(docs_dir: Path, pattern: str, *, sets: list[str] | None = None, ig
                     hit = by_section[sec.index] = _Hit(page, sec)
                 hit.lines.append((no, text, m.start()))
                 hit.heading_hit = hit.heading_hit or no == sec.start and sec.level > 0
+                hit.entry_hit = hit.entry_hit or not fence and not opener and \
+                    _ENTRY_PREFIX.fullmatch(text, 0, m.start()) is not None
                 total_lines += 1
             if by_section:
                 pages_hit += 1
                 hits.extend(by_section.values())
-    order = sorted(range(len(hits)), key=lambda i: (not hits[i].heading_hit, -len(hits[i].lines), i))
+    order = sorted(range(len(hits)), key=lambda i: (not hits[i].heading_hit, not hits[i].entry_hit,
+                                                    -len(hits[i].lines), i))
     shown = [hits[i] for i in order[:max_sections]]
     from doc4llm.search.results import rel_path
 
