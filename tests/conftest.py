@@ -46,6 +46,23 @@ def run_cli(*args: str, cwd: str | Path | None = None, env: dict | None = None,
                           capture_output=True, text=True, timeout=timeout)
 
 
+def write_tree(root: Path, files: dict[str, str]) -> Path:
+    """Write `{relative path: text}` under `root` (folders made); returns `root`."""
+    for rel, text in files.items():
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    return root
+
+
+def import_tree(files: dict[str, str], src: Path, docs: Path, set_name: str) -> Path:
+    """Write the files under `src` and import them as `set_name` with the real CLI; the docs dir."""
+    write_tree(src, files)
+    proc = run_cli("import", src, "--set", set_name, "--docs-dir", docs)
+    assert proc.returncode == 0, proc.stderr
+    return docs
+
+
 @pytest.fixture(scope="session")
 def indexed_bundled(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The bundled md_docs sets copied once per session with their lexical index built

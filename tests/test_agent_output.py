@@ -11,7 +11,7 @@ import shlex
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import import_tree, run_cli
 
 NO_EMBED = {"DOC4LLM_EMBEDDER": "none"}
 
@@ -65,14 +65,8 @@ A new device downloads every swatch it subscribes to; narrow the swatch filters.
 
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    src = tmp_path_factory.mktemp("src")
-    for rel, text in PAGES.items():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        (src / rel).write_text(text, encoding="utf-8")
-    docs = tmp_path_factory.mktemp("docs") / "md_docs"
-    proc = run_cli("import", src, "--set", "spindle@1", "--docs-dir", docs)
-    assert proc.returncode == 0, proc.stderr
-    return docs
+    return import_tree(PAGES, tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("docs") / "md_docs",
+                       "spindle@1")
 
 
 def cli(docs: Path, *args: str) -> tuple[int, str, str]:
@@ -528,17 +522,13 @@ def test_grep_puts_the_names_entry_before_its_mentions(tmp_path):
     """A table row, list item or term that opens with the name is its entry: it comes before
     sections that mention the name in prose or set it in a code block (a config file's
     `NAME: value` line is no entry)."""
-    src = tmp_path / "src"
-    src.mkdir()
-    (src / "a-guide.md").write_text(
-        "# Deploying\n\n## Compose\n\n```yaml\nSPIN_ADMIN_TOKEN: ${SPIN_ADMIN_TOKEN}\nOTHER: 1\n```\n\n"
-        "## Securing\n\nSet `SPIN_ADMIN_TOKEN` to protect the admin port.\nWithout SPIN_ADMIN_TOKEN it is open.\n",
-        encoding="utf-8")
-    (src / "z-reference.md").write_text(
-        "# Environment variables\n\n## Security\n\n| Variable | Default | Description |\n|---|---|---|\n"
-        "| `SPIN_ADMIN_TOKEN` | — | Bearer token for the admin port. |\n", encoding="utf-8")
-    docs = tmp_path / "docs"
-    assert run_cli("import", src, "--set", "spin@1", "--docs-dir", docs).returncode == 0
+    docs = import_tree({
+        "a-guide.md": "# Deploying\n\n## Compose\n\n```yaml\nSPIN_ADMIN_TOKEN: ${SPIN_ADMIN_TOKEN}\nOTHER: 1\n```\n\n"
+                      "## Securing\n\nSet `SPIN_ADMIN_TOKEN` to protect the admin port.\n"
+                      "Without SPIN_ADMIN_TOKEN it is open.\n",
+        "z-reference.md": "# Environment variables\n\n## Security\n\n| Variable | Default | Description |\n"
+                          "|---|---|---|\n| `SPIN_ADMIN_TOKEN` | — | Bearer token for the admin port. |\n",
+    }, tmp_path / "src", tmp_path / "docs", "spin@1")
     rc, out, _ = cli(docs, "grep", "SPIN_ADMIN_TOKEN", "-F", "--json")
     assert rc == 0
     order = [m["heading_path"][-1] for m in json.loads(out)["matches"]]

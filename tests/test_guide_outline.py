@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import import_tree, run_cli
 
 from doc4llm.search.outline import OUTLINE_MAX, attach_outline, guide_outline
 from doc4llm.search.render import render_text
@@ -50,16 +50,9 @@ Old ledger entries are compacted after thirty days.
 
 @pytest.fixture(scope="module")
 def docs(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    src = tmp_path_factory.mktemp("src")
     big = "# Spindle CLI guide\n\n" + "".join(f"## Command {i}\n\nRun command {i}.\n\n" for i in range(OUTLINE_MAX + 2))
-    for rel, text in {"guides/bulk-import.md": GUIDE, "concepts/ledger.md": CONCEPT,
-                      "guides/every-command.md": big}.items():
-        (src / rel).parent.mkdir(parents=True, exist_ok=True)
-        (src / rel).write_text(text, encoding="utf-8")
-    out = tmp_path_factory.mktemp("docs") / "md_docs"
-    proc = run_cli("import", src, "--set", "spindle@1", "--docs-dir", out)
-    assert proc.returncode == 0, proc.stderr
-    return out
+    return import_tree({"guides/bulk-import.md": GUIDE, "concepts/ledger.md": CONCEPT, "guides/every-command.md": big},
+                       tmp_path_factory.mktemp("src"), tmp_path_factory.mktemp("docs") / "md_docs", "spindle@1")
 
 
 def _hit(docs: Path, source: str, heading: str) -> dict:

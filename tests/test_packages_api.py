@@ -8,19 +8,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from conftest import write_tree as write
 from growth import assert_linear
 
 from doc4llm.ingest.packages.api_python import python_api_pages
 from doc4llm.ingest.packages.api_typescript import typescript_api_pages
 from doc4llm.ingest.packages.docstring_md import docstring_markdown
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 def pages_of(root: Path, name: str = "pkg", version: str | None = "2.0.0") -> tuple[dict[str, str], list[str]]:

@@ -8,18 +8,11 @@ from pathlib import Path
 
 import yaml
 from conftest import run_cli
+from conftest import write_tree as write
 from fake_registries import FakeRegistries, npm_tgz, tar_gz
 
 from doc4llm.ingest.packages.api_typescript import typescript_api_pages
 from doc4llm.ingest.packages.collect import Converter, changelog_pages, readme_page
-
-
-def write(root: Path, files: dict[str, str]) -> Path:
-    for rel, text in files.items():
-        path = root / rel
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    return root
 
 
 def heads(body: str, level: str = "## ") -> list[str]:
