@@ -51,9 +51,15 @@ TEST_NAMED = {"tests", "test", "unittests", "unit_tests", "testsuite", "test_sui
 NOT_API_MODULES = {"setup", "conftest", "noxfile", "fabfile", "pavement"}
 PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "PKG-INFO")
 MAX_TOP_PACKAGES = 6
+USUAL_DEPTH = 3  # `pkg/`, `src/pkg/`, `python/src/pkg/`: how deep a top-level package usually is
+MAX_DEPTH = 5
+CONFTEST_PACKAGE_MODULES = 5  # a top-level package with more non-test modules than this is API
 
 _TEST_MODULE = re.compile(r"^(?:test_\w+|\w+_tests?|conftest)\.pyi?$")
 _LANG_CODE = re.compile(r"^[a-z]{2,3}(?:_[A-Za-z]{2,4})?(?:_[A-Za-z]{2,4})?$")
+# the docs' example code, never imported by users: sqlmodel's and fastapi's `docs_src`,
+# `doc_examples`, `tutorial_code`
+_DOCS_CODE = re.compile(r"^(?:docs?|examples?|tutorials?|samples?|demos?)(?:_\w+)?$|^\w+_(?:docs?|examples?)$", re.I)
 _LEGACY_VERSION = re.compile(r"^v(\d{1,3})$")
 
 
@@ -122,10 +128,12 @@ class _Classifier:
         return None
 
     def _is_tests(self, folder: Path, files: list[str], dirs: list[str], inside_package: bool) -> bool:
-        if "conftest.py" in files:
-            return True
         own = [f for f in files if not f.startswith("__init__.")]
         tests = sum(1 for f in own if _TEST_MODULE.match(f))
+        if "conftest.py" in files and (inside_package or len(own) - tests <= CONFTEST_PACKAGE_MODULES):
+            # a top-level package with a conftest.py beside many modules of its own is the API
+            # with its pytest setup inside (scikit-learn's `sklearn/conftest.py`)
+            return True
         if tests and tests * 2 >= len(own):
             return True
         subpackages = [folder / d for d in dirs if d.isidentifier() and _is_package(folder / d)]
@@ -216,20 +224,23 @@ def _nested_project(root: Path, pkg_parent: Path) -> bool:
 
 def python_scope(root: Path, dist_name: str) -> PythonScope:
     """The distribution's top-level packages (folders with `__init__.py` or `.pyi` whose
-    parent is not a package, at most three deep), without tests, vendored projects and
-    tooling; the distribution's own name first."""
+    parent is not a package, at most three deep, else five), without tests, vendored
+    projects and tooling; the distribution's own name first."""
     scope = PythonScope()
+    want = dist_name.replace("-", "_").lower()
     classify = _Classifier()
     declared = _declared_top_level(root)
     found: dict[str, Path] = {}
     nested: dict[str, Path] = {}
-    for depth_glob in ("*/__init__.py*", "*/*/__init__.py*", "*/*/*/__init__.py*"):
-        for init in sorted(root.glob(depth_glob)):
+    for depth in range(1, MAX_DEPTH + 1):
+        if depth > USUAL_DEPTH and (found or nested):
+            break  # deeper only when nothing was found: grpcio's `src/python/grpcio/grpc`
+        for init in sorted(root.glob("*/" * depth + "__init__.py*")):
             pkg = init.parent
             if not init.name.endswith((".py", ".pyi")) or not pkg.name.isidentifier():
                 continue
             parts = pkg.relative_to(root).parts
-            if pkg.name in EXCLUDED_TOP or any(p in EXCLUDED_TOP or p in EXCLUDED_PARENTS or p.startswith(".")
+            if pkg.name in EXCLUDED_TOP or (_DOCS_CODE.match(pkg.name) and pkg.name.lower() != want) or any(p in EXCLUDED_TOP or p in EXCLUDED_PARENTS or p.startswith(".")
                                               or p.endswith((".dist-info", ".egg-info")) for p in parts[:-1]):
                 continue
             if _is_package(pkg.parent):
@@ -255,7 +266,6 @@ def python_scope(root: Path, dist_name: str) -> PythonScope:
             scope.excluded["vendored"] = scope.excluded.get("vendored", 0) + len(nested)
         else:  # the package itself sits in a sub-project folder: better than nothing
             found = nested
-    want = dist_name.replace("-", "_").lower()
     if not found:  # a single-module distribution (six.py)
         for base in (root / "src", root):
             for mod in sorted(base.glob("*.py*")):

@@ -196,6 +196,7 @@ def find_docs(root: Path, wanted_langs: set[str] | None = None) -> Found:
                     name.lower() not in {"src", "lib", "dist", "build", "examples", "example", "benchmarks"}:
                 roots.append(DocsRoot(root / name, "tree", MARKDOWN | RST | TEXT))
     _languages_of_siblings(roots)
+    _languages_of_tagged_copies(roots)
     if roots and all(r.lang is not None for r in roots):  # no English: the biggest project's language
         main = _ordered(roots)[0].lang
         for r in roots:
@@ -245,13 +246,50 @@ def _languages_of_siblings(roots: list[DocsRoot]) -> None:
         if len(group) < 2:
             continue
         named = [r for r in group if _SHORT_NAME.match((r.config.parent if r.config else r.path).name)]
-        if len(named) < 2:
+        # at least two real language codes: sympy's `doc/api` and `doc/src` are two projects
+        # with short names, not two languages (its whole `src` manual was left out)
+        if len(named) < 2 or sum(1 for r in named if lang_of_name(
+                (r.config.parent if r.config else r.path).name)) < 2:
             continue
         langs = {id(r): (r.config.parent if r.config else r.path).name.lower().replace("_", "-") for r in named}
         default = next((r for r in named if langs[id(r)] == "en"), None) or \
             next((r for r in named if r.lang is None), named[0])
         for r in named:
             r.lang = None if r is default else langs[id(r)]
+
+
+_LANG_ALIASES = {"jp": "ja", "cn": "zh-cn", "kr": "ko", "br": "pt-br"}  # country codes used for languages
+_TAGGED = re.compile(r"^(.+?)[._-]([A-Za-z]{2,7})$")
+
+
+def _lang_tag(tag: str) -> str | None:
+    """`ru`, `pt_BR`, `ptbr` (two codes run together), `jp` (a country code used for a
+    language) -> the language; None otherwise."""
+    tag = tag.lower()
+    if tag in _LANG_ALIASES:
+        return _LANG_ALIASES[tag]
+    if lang_of_name(tag):
+        return lang_of_name(tag)
+    if len(tag) == 4 and tag[:2] in LANGS and tag.isalpha():
+        return f"{tag[:2]}-{tag[2:]}"
+    return None
+
+
+def _languages_of_tagged_copies(roots: list[DocsRoot]) -> None:
+    """A project in a folder named like another project's plus a language tag is its
+    translation: Beautiful Soup's `doc.ru/source`, `doc.zh/source`, `doc.ptbr/source`
+    beside `doc/source` (their conf.py files do not say `language`)."""
+    paths = {r.path.resolve(): r for r in roots}
+    for r in roots:
+        if r.lang is not None:
+            continue
+        parts = r.path.resolve().parts
+        for i, part in enumerate(parts):
+            m = _TAGGED.match(part)
+            lang = _lang_tag(m.group(2)) if m else None
+            if lang and Path(*parts[:i], m.group(1), *parts[i + 1:]) in paths:
+                r.lang = lang
+                break
 
 
 def _ordered(roots: list[DocsRoot]) -> list[DocsRoot]:

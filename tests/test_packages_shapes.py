@@ -1,0 +1,82 @@
+"""Package shapes whose sets came out silently incomplete or wrong (the add succeeded):
+each fixture in `tests/fixtures/pkg_shapes/` is a trimmed copy of a real sdist's layout
+(named in each test), built into a set the way `doc4llm add` builds one."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from doc4llm.ingest.packages.api_python import python_api_pages
+from doc4llm.ingest.packages.docs_sources import find_docs
+
+SHAPES = Path(__file__).parent / "fixtures" / "pkg_shapes"
+
+
+def tree(tmp_path: Path, shape: str) -> Path:
+    root = tmp_path / shape
+    shutil.copytree(SHAPES / shape, root)
+    return root
+
+
+def api(root: Path, dist: str) -> tuple[dict[str, str], list[str]]:
+    warnings: list[str] = []
+    pages = python_api_pages(root, dist, warnings, "1.0")
+    return {p.title: p.body for p in pages}, warnings
+
+
+def test_two_short_named_sphinx_projects_are_not_two_languages(tmp_path):
+    # sympy 1.13: `doc/api` and `doc/src` were taken for languages "api" and "src", and
+    # the whole manual (309 pages) was left out as a translation
+    found = find_docs(tree(tmp_path, "two_doc_projects"))
+    names = {f.path.name for f in found.files}
+    assert {"index.rst", "tutorial.rst"} <= names
+    assert found.languages == [] and found.skipped_translations == 0
+    assert all(f.lang is None for f in found.files)
+
+
+def test_projects_in_language_tagged_copies_of_the_docs_folder_are_translations(tmp_path):
+    # beautifulsoup4 4.12: `doc.ru/source`, `doc.ptbr/source`, `doc.jp/source` beside
+    # `doc/source`, their conf.py files silent about the language: all four were read
+    root = tree(tmp_path, "tagged_translations")
+    found = find_docs(root)
+    assert [f.path.relative_to(root).as_posix() for f in found.files] == ["doc/source/index.rst"]
+    assert found.languages == ["ja", "pt-br", "ru"] and found.skipped_translations == 3
+    wanted = find_docs(root, {"ru"})
+    assert {f.path.relative_to(root).parts[0]: f.lang for f in wanted.files} == {"doc": None, "doc.ru": "ru"}
+
+
+def test_a_package_holding_its_conftest_is_still_the_api(tmp_path):
+    # scikit-learn 1.5: `sklearn/conftest.py` made the only package a test suite (its
+    # import name is not the distribution's): no API reference at all
+    pages, _ = api(tree(tmp_path, "conftest_in_package"), "scikit-demo")
+    assert {"skl (API)", "skl.base (API)", "skl.linear (API)"} <= set(pages)
+    assert "Base class for all estimators" in pages["skl.base (API)"]
+    assert not any(t.startswith(("skl.tests", "skl.conftest", "itests")) for t in pages), sorted(pages)
+
+
+def test_a_package_four_folders_deep_is_found(tmp_path):
+    # grpcio 1.65: `src/python/grpcio/grpc`: no API reference at all
+    pages, _ = api(tree(tmp_path, "deep_package"), "grpcdemo")
+    assert {"grpc (API)", "grpc.aio (API)"} <= set(pages)
+    assert "Affords RPC invocation" in pages["grpc (API)"]
+
+
+def test_the_docs_example_code_is_not_api(tmp_path):
+    # sqlmodel 0.0.19: 192 of 202 API pages were `docs_src.tutorial.*` examples
+    pages, _ = api(tree(tmp_path, "docs_example_code"), "sqlm")
+    assert set(pages) == {"sqlm (API)"}
+
+
+def test_names_from_a_compiled_module_are_documented_from_the_stub(tmp_path):
+    # msgspec 0.18: `from ._core import convert` (a C extension) with `@overload`s in
+    # `__init__.pyi`: griffe's stub merge raised and the whole API was lost
+    pages, warnings = api(tree(tmp_path, "compiled_with_stub"), "fastser")
+    assert {"fastser (API)", "fastser.json (API)"} <= set(pages), (sorted(pages), warnings)
+    top = pages["fastser (API)"]
+    for heading in ("## Struct", "## encode", "## convert", "## field"):
+        assert heading in top
+    assert "efficient serializable objects" in top and "Serialize an object as bytes" in top
+    assert "def convert(obj: Any, type: Type[T], *, strict: bool = True) -> T" in top
+    assert "A JSON encoder." in pages["fastser.json (API)"]
+    assert not any("could not read" in w for w in warnings), warnings
