@@ -80,3 +80,14 @@ def test_names_from_a_compiled_module_are_documented_from_the_stub(tmp_path):
     assert "def convert(obj: Any, type: Type[T], *, strict: bool = True) -> T" in top
     assert "A JSON encoder." in pages["fastser.json (API)"]
     assert not any("could not read" in w for w in warnings), warnings
+
+
+def test_packages_inside_namespace_packages_keep_their_import_path(tmp_path):
+    # poetry-core 1.9: `src/poetry/core` (no `poetry/__init__.py`) was titled `core.*`;
+    # matplotlib 3.9's `lib/mpl_toolkits/mplot3d` was `mplot3d.*`: paths nobody can import
+    pages, _ = api(tree(tmp_path, "namespace_packages"), "acme-widgets")
+    assert {"acme.widgets (API)", "acme.widgets.layout (API)", "acme_kit.draw (API)",
+            "acme_kit.draw.canvas (API)"} <= set(pages), sorted(pages)
+    assert not any(t.startswith(("widgets", "draw", "src.")) for t in pages), sorted(pages)
+    assert "A button that can be pressed." in pages["acme.widgets (API)"]
+    assert "A surface to draw on." in pages["acme_kit.draw (API)"]

@@ -271,14 +271,62 @@ def python_scope(root: Path, dist_name: str) -> PythonScope:
             for mod in sorted(base.glob("*.py*")):
                 if mod.suffix in (".py", ".pyi") and mod.stem.lower() == want:
                     found[mod.stem] = base
-    if declared and any(n in declared for n in found):
-        dropped = [n for n in found if n not in declared]
+    found = _in_namespaces(root, found, dist_name)
+    if declared and any(n.split(".")[0] in declared for n in found):
+        dropped = [n for n in found if n.split(".")[0] not in declared]
         if dropped:
             scope.excluded["not installed"] = len(dropped)
-        found = {n: p for n, p in found.items() if n in declared}
-    ordered = sorted(found.items(), key=lambda kv: (kv[0].lower() != want, kv[0].startswith("_"), kv[0]))
+        found = {n: p for n, p in found.items() if n.split(".")[0] in declared}
+    ordered = sorted(found.items(), key=lambda kv: (kv[0].replace(".", "_").lower() != want,
+                                                    kv[0].startswith("_"), kv[0]))
     scope.tops = ordered[:MAX_TOP_PACKAGES]
     return scope
+
+
+def _in_namespaces(root: Path, found: dict[str, Path], dist_name: str) -> dict[str, Path]:
+    """Packages inside a namespace package (PEP 420: a folder without `__init__.py`) under
+    their full import name: poetry-core's `src/poetry/core` is `poetry.core`, matplotlib's
+    `lib/mpl_toolkits/mplot3d` is `mpl_toolkits.mplot3d` (their pages were titled
+    `core.factory`, `mplot3d.axes3d`: import paths that do not exist). A folder above
+    the package is a namespace when the distribution is named for the dotted path
+    (`poetry-core`, `google-cloud-storage`) or the package's own code imports itself
+    by it (`from mpl_toolkits.mplot3d import axes3d`); a source folder (`src`, `lib`)
+    never is: nothing imports `lib.matplotlib`."""
+    dist = re.sub(r"[-_.]+", ".", dist_name.lower())
+    out: dict[str, Path] = {}
+    for name, base in found.items():
+        pkg = base / name
+        here, parts, best = base, [], (name, base)
+        while here != root and here.name.isidentifier() and not _is_package(here) and len(parts) < 3 \
+                and pkg.is_dir():
+            parts.insert(0, here.name)
+            here = here.parent
+            dotted = ".".join([*parts, name])
+            if dotted.lower() == dist or _imports_itself_as(pkg, dotted):
+                best = (dotted, here)
+        out.setdefault(best[0], best[1])
+    return out
+
+
+def _imports_itself_as(pkg: Path, dotted: str, max_files: int = 200, max_bytes: int = 4 * 1024 * 1024) -> bool:
+    pattern = re.compile(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(dotted)}\b", re.M)
+    seen = size = 0
+    for dirpath, dirnames, filenames in os.walk(pkg):
+        dirnames.sort()
+        for f in sorted(filenames):
+            if not f.endswith((".py", ".pyi")):
+                continue
+            try:
+                text = (Path(dirpath) / f).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if pattern.search(text):
+                return True
+            seen += 1
+            size += len(text)
+            if seen >= max_files or size >= max_bytes:
+                return False
+    return False
 
 
 def stage_packages(scope: PythonScope, root: Path, stage: Path) -> dict[str, int]:
@@ -288,7 +336,7 @@ def stage_packages(scope: PythonScope, root: Path, stage: Path) -> dict[str, int
     classify = _Classifier()
     left_out: dict[str, int] = {}
     for name, base in scope.tops:
-        pkg = base / name
+        pkg = base.joinpath(*name.split("."))  # `poetry.core`: inside the namespace folder
         if not pkg.is_dir():  # a single module
             for suffix in (".py", ".pyi"):
                 _link(base / f"{name}{suffix}", stage / (base / f"{name}{suffix}").relative_to(root))
