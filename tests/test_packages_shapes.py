@@ -91,3 +91,12 @@ def test_packages_inside_namespace_packages_keep_their_import_path(tmp_path):
     assert not any(t.startswith(("widgets", "draw", "src.")) for t in pages), sorted(pages)
     assert "A button that can be pressed." in pages["acme.widgets (API)"]
     assert "A surface to draw on." in pages["acme_kit.draw (API)"]
+
+
+def test_a_docs_folder_of_restructuredtext_txt_pages_is_read(tmp_path):
+    # lxml 5.3: `doc/` holds its 25 pages as reStructuredText `.txt` (no conf.py) beside a
+    # built HTML copy and slides: it was not taken for docs, and the set had none
+    root = tree(tmp_path, "txt_rst_docs")
+    found = find_docs(root)
+    names = sorted(f.path.relative_to(root).as_posix() for f in found.files)
+    assert names == ["doc/main.txt", "doc/parsing.txt", "doc/tutorial.txt"]

@@ -48,6 +48,8 @@ SKIP_IN_ROOT = {"_build", "_static", "_templates", "_themes", "_theme", "_ext", 
                 "node_modules", "__pycache__", "venv", ".venv"}
 SPHINX_GENERATED = {"genindex", "py-modindex", "modindex", "search"}
 MAX_CONF_BYTES = 512 * 1024
+MAX_TXT_SNIFFS = 500  # `.txt` files of top-level folders read to see whether they are reStructuredText
+MIN_OWN_PAGES = 3  # a folder whose own files are mostly pages is a docs tree with at least this many
 PACKAGE = -10**9  # a file count no docs tree reaches: marks a Python package folder
 _FRAGMENT = re.compile(r"^[+\w-]*\d+[\w-]*\.\w+(\.\d+)?\.(md|rst|txt)$")  # towncrier: 1234.feature.rst
 # ISO 639-1 codes: a folder or suffix named by one may be a translation
@@ -164,6 +166,8 @@ def find_docs(root: Path, wanted_langs: set[str] | None = None) -> Found:
     roots: list[DocsRoot] = []
     notes: list[str] = []
     top_dirs: dict[str, list[int]] = {}  # top-level folder -> [doc files, all files, fragments]
+    own: dict[str, list[int]] = {}  # top-level folder -> [doc files, all files] directly inside it
+    txt_budget = [MAX_TXT_SNIFFS]
     for here, dirnames, filenames in _walk(root):
         names = set(filenames)
         rel = here.relative_to(root)
@@ -183,16 +187,25 @@ def find_docs(root: Path, wanted_langs: set[str] | None = None) -> Found:
             counts = top_dirs.setdefault(rel.parts[0], [0, 0, 0])
             if len(rel.parts) == 1 and "__init__.py" in names:
                 counts[1] = PACKAGE  # a Python package: its .md/.rst files are not a docs tree
+            direct = own.setdefault(rel.parts[0], [0, 0]) if len(rel.parts) == 1 else None
             for name in filenames:
                 counts[1] += 1
                 suffix = os.path.splitext(name)[1].lower()
                 if suffix in MARKDOWN | RST:  # `.txt` pages are read from a tree, not what makes one
                     counts[0] += 1
                     counts[2] += bool(_FRAGMENT.match(name))
+                if direct is not None:
+                    direct[1] += 1
+                    direct[0] += suffix in MARKDOWN | RST or (suffix in TEXT and _sniff_rst(here / name, txt_budget))
     roots = _dedupe(roots)
     if not roots:
         for name, (docs, total, fragments) in sorted(top_dirs.items()):
-            if docs >= 1 and docs * 3 >= total > 0 and fragments * 2 < docs and \
+            direct_docs, direct_total = own.get(name, (0, 0))
+            # mostly docs, or a folder whose own files are mostly docs: lxml's `doc/` holds 25
+            # reStructuredText `.txt` pages beside a built HTML copy and slide decks
+            mostly = (docs >= 1 and docs * 3 >= total > 0) or \
+                (direct_docs >= MIN_OWN_PAGES and direct_docs * 2 >= direct_total and total > 0)
+            if mostly and fragments * 2 < max(docs, 1) and \
                     name.lower() not in {"src", "lib", "dist", "build", "examples", "example", "benchmarks"}:
                 roots.append(DocsRoot(root / name, "tree", MARKDOWN | RST | TEXT))
     _languages_of_siblings(roots)
@@ -331,6 +344,15 @@ def _root_files(r: DocsRoot, nested: set[Path]):
                         (r.kind != "sphinx" and not _txt_is_rst(path)):
                     continue
             yield path
+
+
+def _sniff_rst(path: Path, budget: list[int]) -> bool:
+    """`_txt_is_rst` for at most `budget[0]` files of a whole archive (each reads 4 KB)."""
+    name = path.name.lower()
+    if budget[0] <= 0 or name.startswith(("requirements", "license", "licence", "robots", "spelling")):
+        return False
+    budget[0] -= 1
+    return _txt_is_rst(path)
 
 
 def _txt_is_rst(path: Path) -> bool:
