@@ -100,3 +100,17 @@ def test_a_docs_folder_of_restructuredtext_txt_pages_is_read(tmp_path):
     found = find_docs(root)
     names = sorted(f.path.relative_to(root).as_posix() for f in found.files)
     assert names == ["doc/main.txt", "doc/parsing.txt", "doc/tutorial.txt"]
+
+
+def test_a_public_instance_of_a_private_class_documents_the_class(tmp_path):
+    # loguru 0.7: `logger = _Logger(...)`, the class in `loguru._logger`: the set held one
+    # section, `## logger` with its assignment, and none of `add`, `remove`, `bind`...
+    pages, _ = api(tree(tmp_path, "instance_of_private_class"), "logkit")
+    assert set(pages) == {"logkit (API)"}
+    page = pages["logkit (API)"]
+    assert "### logger.add" in page and "### logger.remove" in page and "_dispatch" not in page
+    assert "Add a handler sending log messages to a sink." in page
+    assert "dispatch logging messages to configured handlers" in page
+    # reST substitution references read as their names, not `|Logger|`
+    assert "The `Logger` is the core object" in page and "`add` method" in page
+    assert "|" not in page.replace("```", "")

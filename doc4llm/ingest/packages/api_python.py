@@ -313,8 +313,45 @@ def _member_section(name: str, obj, level: int, sources: SourceCache, owner: str
         value = str(obj.value) if obj.value is not None else ""
         value = value if len(value) <= MAX_DEFAULT else value[:MAX_DEFAULT] + "..."
         code = f"{name}{ann}" + (f" = {value}" if value else "")
-        return "\n\n".join(x for x in (head, mark, f"```python\n{code}\n```", doc) if x)
+        out = [x for x in (head, mark, f"```python\n{code}\n```", doc) if x]
+        cls = _private_class_of_instance(obj) if level < 4 else None
+        if cls is not None:
+            out.extend(_instance_sections(title, cls, level, sources))
+        return "\n\n".join(out)
     return None
+
+
+def _private_class_of_instance(attr):
+    """The class a public attribute is an instance of, when that class has no page of its
+    own (private name or module): loguru's `logger = _Logger(...)`, whose class
+    `loguru._logger.Logger` holds the whole API (`add`, `remove`, `bind`...). Read from
+    the assignment (`name = Class(...)`), statically; None otherwise."""
+    func = getattr(attr.value, "function", None)
+    path = str(getattr(func, "canonical_path", "") or "")
+    if not path or not any(p.startswith("_") and not p.startswith("__") for p in path.split(".")):
+        return None
+    try:
+        target = attr.modules_collection.get_member(path)
+        if getattr(target, "is_alias", False):
+            target = target.final_target
+    except Exception:  # noqa: BLE001 - outside the loaded packages, or cyclic
+        return None
+    return target if getattr(getattr(target, "kind", None), "value", "") == "class" else None
+
+
+def _instance_sections(title: str, cls, level: int, sources: SourceCache) -> list[str]:
+    """The instance's class docstring and its public methods as `title.method` sections."""
+    out = [f"*An instance of `{cls.name}` (`{cls.path}`), documented here: the class has no page of its own.*"]
+    doc, _ = _docstring(cls, sources)
+    if doc:
+        out.append(doc)
+    for mname, member in list(cls.members.items()):
+        if mname.startswith("_") or member.is_alias or member.kind.value not in ("function", "class"):
+            continue
+        sub = _member_section(mname, member, level + 1, sources, owner=title)
+        if sub:
+            out.append(sub)
+    return out
 
 
 def _one_line(doc: str) -> str:
