@@ -7,8 +7,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+from fake_registries import sdist
+
 from doc4llm.ingest.packages.api_python import python_api_pages
 from doc4llm.ingest.packages.docs_sources import find_docs
+from doc4llm.ingest.packages.package_docs import add_archive
 
 SHAPES = Path(__file__).parent / "fixtures" / "pkg_shapes"
 
@@ -114,3 +117,21 @@ def test_a_public_instance_of_a_private_class_documents_the_class(tmp_path):
     # reST substitution references read as their names, not `|Logger|`
     assert "The `Logger` is the core object" in page and "`add` method" in page
     assert "|" not in page.replace("```", "")
+
+
+def test_a_readme_the_docs_include_is_one_page_and_sphinx_substitutions_are_filled(tmp_path):
+    # arrow 1.3, jsonschema 4.23, python-dateutil 2.9: docs/index.rst includes README.rst,
+    # the long description is the same README: two pages `X` and `X (2)`; and
+    # `Release v\ |release|` read `Release v[\|release\|](##SUBST##|release|)`
+    files = {p.relative_to(SHAPES / "readme_in_docs").as_posix(): p.read_text()
+             for p in (SHAPES / "readme_in_docs").rglob("*") if p.is_file()}
+    archive = tmp_path / "timekit-2.4.1.tar.gz"
+    archive.write_bytes(sdist("timekit", "2.4.1", files, readme=files["README.rst"], readme_type="text/x-rst"))
+    add_archive(archive, tmp_path / "md")
+    set_dir = tmp_path / "md" / "timekit@2.4.1"
+    folders = sorted(p.name for p in set_dir.iterdir() if p.is_dir())
+    assert [f for f in folders if f.startswith("Timekit")] == ["Timekit Better dates & times"], folders
+    index = (set_dir / "Timekit Better dates & times" / "docContent.md").read_text()
+    assert "Release v2.4.1" in index and "##SUBST##" not in index and "changelog" in index
+    assert "`timekit.now()`" in index
+    assert "this is version 2.4." in (set_dir / "User guide" / "docContent.md").read_text()

@@ -36,6 +36,7 @@ CHANGELOG_STEMS = {"changelog", "changes", "history", "news", "releases", "relea
 MAX_PAGES = 1500
 CONVERT_WORKERS = max(1, min(4, os.cpu_count() or 1))
 MAX_PAGE_BYTES = 2 * 1024 * 1024
+README_PREFIX = 1500  # characters of a README and a long description that must match
 STUB_BYTES = 2048  # a root changelog this small beside the docs' own ("MOVED", "see the docs")
 
 
@@ -47,6 +48,7 @@ class Converter:
     included: set[Path] = field(default_factory=set)
     budget: PandocBudget = field(default_factory=PandocBudget)
     lookup: ApiLookup | None = None
+    version: str | None = None  # what `|release|` / `|version|` stand for (Sphinx fills them in)
     dropped_includes: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -69,6 +71,8 @@ class Converter:
             except Exception:  # noqa: BLE001 - one page pandoc rejects must not lose the others
                 self.budget.note_raw(False)
                 return raw_rst(text)
+            if "##SUBST##" in md:
+                md = _EMPTY_LINK.sub(r"\1", _SUBSTITUTION.sub(self._substitution, md))
             return fill_autodoc(md, self.lookup)
         if suffix in MARKDOWN:
             inc = PageIncludes(self.root, here, every=self.included)
@@ -76,6 +80,15 @@ class Converter:
             self._dropped(inc.dropped)
             return prepare_markdown(text, mdx=suffix == ".mdx")
         return text
+
+    def _substitution(self, m: re.Match) -> str:
+        """pandoc writes a substitution nobody defines in the page (Sphinx's `|release|`,
+        conf.py's `rst_epilog`) as a link to `##SUBST##|name|`: the version for Sphinx's
+        own, else the name."""
+        name = m.group(2).strip()
+        if name in ("release", "version") and self.version:
+            return self.version if name == "release" else ".".join(self.version.split(".")[:2])
+        return name
 
     def warnings(self) -> list[str]:
         out = self.budget.summary()
@@ -85,6 +98,8 @@ class Converter:
         return out
 
 
+_SUBSTITUTION = re.compile(r"\[([^\[\]\n]{0,300})\]\(##SUBST##\|([^|)\n]{1,100})\|\)")
+_EMPTY_LINK = re.compile(r"\[([^\[\]\n]{1,300})\]\(\)")  # `|name|_` with no target: the text
 _ADORNMENT = re.compile(r"^([=\-~^\"'`#*+:._<>])\1{2,}[ \t]*$")
 
 
@@ -168,6 +183,8 @@ def read_npm_metadata(root: Path) -> dict:
 def readme_page(root: Path, meta: dict, ecosystem: str, package: str, conv: Converter) -> DocPage | None:
     """The long description (PyPI) or the README file (npm, or an sdist without one)."""
     desc = (meta.get("description") or "").strip() if ecosystem == "pypi" else ""
+    if desc and _included_readme(root, desc, conv):
+        return None  # a docs page includes the README it is (arrow's, jsonschema's docs/index.rst)
     if desc and desc.upper() != "UNKNOWN":
         ctype = meta.get("content_type") or "text/x-rst"
         suffix = ".md" if "markdown" in ctype else ".rst" if "rst" in ctype else ".txt"
@@ -186,6 +203,19 @@ def readme_page(root: Path, meta: dict, ecosystem: str, package: str, conv: Conv
         if page:
             return page
     return None
+
+
+def _included_readme(root: Path, desc: str, conv: Converter) -> bool:
+    """A docs page included a root README file whose text is the long description: the
+    README page would repeat that docs page (under the same title, `X (2)`)."""
+    want = " ".join(desc.split())[:README_PREFIX]  # the opening: build hooks append to the rest
+    for path in root.iterdir():
+        if path.is_file() and path.name.lower().startswith("readme") and path.resolve() in conv.included \
+                and path.stat().st_size <= MAX_PAGE_BYTES:
+            text, _ = read_text_lossy(path)
+            if " ".join(text.split())[:README_PREFIX] == want:
+                return True
+    return False
 
 
 def _titled_by_first_heading(body: str, title: str) -> bool:

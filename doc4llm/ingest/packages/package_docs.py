@@ -224,7 +224,7 @@ def collect_pages(root: Path, release: Release, meta: dict, warnings: list[str],
             api, types_from = _types_package_api(release, http, npm, work, warnings)
         for page in api:
             page.title = f"{page.title} ({types_from or display} API)"
-    conv = Converter(root, lookup=ApiLookup(api) if release.ecosystem == "pypi" else None)
+    conv = Converter(root, lookup=ApiLookup(api) if release.ecosystem == "pypi" else None, version=release.version)
     docs = docs_pages(root, conv, warnings, langs)
     readme = readme_page(root, meta, release.ecosystem, display, conv)
     changelog = changelog_pages(root, display, conv, docs)
