@@ -28,6 +28,17 @@ def api(root: Path, dist: str) -> tuple[dict[str, str], list[str]]:
     return {p.title: p.body for p in pages}, warnings
 
 
+def built_set(tmp_path: Path, shape: str, name: str, version: str, readme: str | None = None) -> Path:
+    """The fixture tree as an sdist (its README as the long description), added as a set."""
+    files = {p.relative_to(SHAPES / shape).as_posix(): p.read_text()
+             for p in (SHAPES / shape).rglob("*") if p.is_file()}
+    archive = tmp_path / f"{name}-{version}.tar.gz"
+    archive.write_bytes(sdist(name, version, files, readme=files[readme] if readme else "",
+                              readme_type="text/x-rst"))
+    add_archive(archive, tmp_path / "md")
+    return tmp_path / "md" / f"{name}@{version}"
+
+
 def test_two_short_named_sphinx_projects_are_not_two_languages(tmp_path):
     # sympy 1.13: `doc/api` and `doc/src` were taken for languages "api" and "src", and
     # the whole manual (309 pages) was left out as a translation
@@ -123,15 +134,19 @@ def test_a_readme_the_docs_include_is_one_page_and_sphinx_substitutions_are_fill
     # arrow 1.3, jsonschema 4.23, python-dateutil 2.9: docs/index.rst includes README.rst,
     # the long description is the same README: two pages `X` and `X (2)`; and
     # `Release v\ |release|` read `Release v[\|release\|](##SUBST##|release|)`
-    files = {p.relative_to(SHAPES / "readme_in_docs").as_posix(): p.read_text()
-             for p in (SHAPES / "readme_in_docs").rglob("*") if p.is_file()}
-    archive = tmp_path / "timekit-2.4.1.tar.gz"
-    archive.write_bytes(sdist("timekit", "2.4.1", files, readme=files["README.rst"], readme_type="text/x-rst"))
-    add_archive(archive, tmp_path / "md")
-    set_dir = tmp_path / "md" / "timekit@2.4.1"
+    set_dir = built_set(tmp_path, "readme_in_docs", "timekit", "2.4.1", readme="README.rst")
     folders = sorted(p.name for p in set_dir.iterdir() if p.is_dir())
     assert [f for f in folders if f.startswith("Timekit")] == ["Timekit Better dates & times"], folders
     index = (set_dir / "Timekit Better dates & times" / "docContent.md").read_text()
     assert "Release v2.4.1" in index and "##SUBST##" not in index and "changelog" in index
     assert "`timekit.now()`" in index
     assert "this is version 2.4." in (set_dir / "User guide" / "docContent.md").read_text()
+
+
+def test_docs_pages_that_share_a_title_are_named_by_their_folder(tmp_path):
+    # polars 1.5: reference/{dataframe,lazyframe,series,expressions}/aggregation.rst were
+    # `Aggregation`, `Aggregation (2)`, `(3)`, `(4)`: nothing said which was which
+    set_dir = built_set(tmp_path, "shared_titles", "frames", "1.0")
+    assert (set_dir / "Aggregation (dataframe)" / "docContent.md").read_text().count("DataFrame.sum") == 1
+    assert "Series.sum" in (set_dir / "Aggregation (series)" / "docContent.md").read_text()
+    assert not (set_dir / "Aggregation (2)").exists()

@@ -21,7 +21,7 @@ import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from doc4llm.corpus.atomic import mostly_undecodable, read_text_lossy
 from doc4llm.ingest.importer import page_title_and_body, prepare_markdown, titled_page
@@ -303,4 +303,23 @@ def docs_pages(root: Path, conv: Converter, warnings: list[str], langs: set[str]
                 warnings.append(f"{d.path.relative_to(root).as_posix()}: skipped (binary or too large)")
                 continue
             pages.append((order[id(d)], page))
-    return [p for _, p in sorted(pages, key=lambda x: x[0])]
+    out = [p for _, p in sorted(pages, key=lambda x: x[0])]
+    _qualify_shared_titles(out)
+    return out
+
+
+def _qualify_shared_titles(pages: list[DocPage]) -> None:
+    """Pages that share a title are told apart by their folder: polars' four
+    `reference/{dataframe,lazyframe,series,expressions}/aggregation.rst` were `Aggregation`,
+    `Aggregation (2)`, `(3)`, `(4)`; now `Aggregation (dataframe)`, `Aggregation (series)`...
+    Left as they are when the folders do not tell them apart either."""
+    by_title: dict[str, list[DocPage]] = {}
+    for page in pages:
+        by_title.setdefault(page.title.casefold(), []).append(page)
+    for group in by_title.values():
+        if len(group) < 2:
+            continue
+        parents = [PurePosixPath(p.source).parent.name for p in group]
+        if all(parents) and len({x.casefold() for x in parents}) == len(parents):
+            for page, parent in zip(group, parents, strict=True):
+                page.title = f"{page.title} ({parent})"
