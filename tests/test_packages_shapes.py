@@ -7,8 +7,11 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
+import pytest
 from fake_registries import sdist
+from growth import assert_linear
 
+from doc4llm.ingest.packages.api_cython import cython_stub
 from doc4llm.ingest.packages.api_python import python_api_pages
 from doc4llm.ingest.packages.docs_sources import find_docs
 from doc4llm.ingest.packages.package_docs import add_archive
@@ -150,3 +153,41 @@ def test_docs_pages_that_share_a_title_are_named_by_their_folder(tmp_path):
     assert (set_dir / "Aggregation (dataframe)" / "docContent.md").read_text().count("DataFrame.sum") == 1
     assert "Series.sum" in (set_dir / "Aggregation (series)" / "docContent.md").read_text()
     assert not (set_dir / "Aggregation (2)").exists()
+
+
+def test_a_cython_module_is_documented_from_its_source(tmp_path):
+    # pyarrow 17 (`lib.pyx` + `table.pxi`...: `Table`, `array`, `Schema`) and lxml 5.3
+    # (`etree.pyx`: `Element`, `parse`, `XPath`): the libraries' main API had no entry
+    pages, warnings = api(tree(tmp_path, "cython_module"), "fastxml")
+    etree = pages["fastxml.etree (API)"]
+    assert etree.startswith("The ElementTree API, compiled.")
+    for heading in ("## Element", "## ElementBase", "## parse", "## XMLParser", "### XMLParser.feed"):
+        assert heading in etree, heading
+    # typed Cython parameters read as Python, comments inside the signature gone
+    assert "def parse(source, parser: _BaseParser = None, *, base_url=None, strict: bool = True, " \
+           "depth: int = 0, name=NULL)" in etree
+    assert "Return an ElementTree object loaded with source elements." in etree
+    # methods a public class inherits from a private base are on its entry
+    for heading in ("### ElementBase.find", "### ElementBase.get"):
+        assert heading in etree, heading
+    assert "Finds the first matching subelement" in etree
+    assert "- `tag`: Element tag" in etree and "- `text`: Text before the first subelement." in etree
+    # C-level declarations are not Python API
+    for absent in ("_helper", "not_python", "_private_c", "xmlNode", "## DEBUG\n\n```python\nDEBUG = 1\n```\n\n## "):
+        assert absent not in etree, absent
+    assert "- `parse`: defined in `fastxml.etree`. Return an ElementTree object" in pages["fastxml (API)"]
+    assert not any("could not read" in w for w in warnings), warnings
+
+
+@pytest.mark.parametrize("make", [
+    lambda n: "cdef class A:\n" + "    def m(self, int x not None, " + " " * n + "y=1):\n        '''d'''\n" * 40,
+    lambda n: 'def f():\n    """' + "x\n" * n,  # a docstring never closed
+    lambda n: "x = (\n" * n,  # brackets never closed
+    lambda n: "".join(f"cdef class C{i}(_B):\n    '''c'''\n    def m{i}(self):\n        '''m'''\n" for i in range(n)),
+])
+def test_the_cython_reader_is_linear(tmp_path, make):
+    def run(text: str) -> None:
+        path = tmp_path / "m.pyx"
+        path.write_text(text)
+        cython_stub(path, tmp_path)
+    assert_linear(run, make, 2000, what="cython_stub")

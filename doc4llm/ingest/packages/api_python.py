@@ -288,7 +288,8 @@ def _member_section(name: str, obj, level: int, sources: SourceCache, owner: str
             sig += f"\n    # {name}({params})"
         out = [x for x in (head, mark, f"```python\n{sig}\n```", doc) if x]
         attrs = []
-        for mname, member in list(obj.members.items()):
+        inherited = _from_private_bases(obj)
+        for mname, member in list(obj.members.items()) + inherited:
             if mname.startswith("_") or member.is_alias:
                 continue
             if member.kind.value == "attribute":
@@ -299,7 +300,7 @@ def _member_section(name: str, obj, level: int, sources: SourceCache, owner: str
         if attrs:
             out.append("Attributes:\n\n" + "\n".join(attrs))
         if level < 4:
-            for mname, member in list(obj.members.items()):
+            for mname, member in list(obj.members.items()) + inherited:
                 if mname.startswith("_") or member.is_alias or member.kind.value not in ("function", "class"):
                     continue
                 sub = _member_section(mname, member, level + 1, sources, owner=title)
@@ -319,6 +320,28 @@ def _member_section(name: str, obj, level: int, sources: SourceCache, owner: str
             out.extend(_instance_sections(title, cls, level, sources))
         return "\n\n".join(out)
     return None
+
+
+def _from_private_bases(cls) -> list:
+    """Methods a class inherits from private bases (no page shows them otherwise): lxml's
+    `ElementBase(_Element)` gets `find`, `xpath`, `iter`...; pyarrow's `Table(_Tabular)`
+    gets `select`, `to_pydict`... Members of public bases are on their own class's entry."""
+    try:
+        inherited = list(cls.inherited_members.items())
+    except Exception:  # noqa: BLE001 - bases griffe cannot resolve statically
+        return []
+    out = []
+    for name, alias in inherited:
+        if name in cls.members:
+            continue
+        try:
+            owner = alias.final_target.parent
+        except Exception:  # noqa: BLE001 - unresolvable or cyclic
+            continue
+        path = str(getattr(owner, "path", ""))
+        if any(p.startswith("_") and not p.startswith("__") for p in path.split(".")):
+            out.append((name, alias.final_target))
+    return out
 
 
 def _private_class_of_instance(attr):

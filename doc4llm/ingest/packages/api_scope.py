@@ -354,10 +354,14 @@ def stage_packages(scope: PythonScope, root: Path, stage: Path) -> dict[str, int
                     continue
                 keep.append(d)
             dirnames[:] = keep
+            names = set(filenames)
             for f in sorted(filenames):
                 stem, dot, ext = f.rpartition(".")
                 if dot and ext in ("py", "pyi") and stem.isidentifier() and not _not_api_module(f):
                     _link(here / f, stage / (here / f).relative_to(root))
+                elif ext == "pyx" and stem.isidentifier() and not _not_api_module(f"{stem}.py") \
+                        and f"{stem}.py" not in names and f"{stem}.pyi" not in names:
+                    _cython(here / f, root, stage / (here / f"{stem}.py").relative_to(root))
     return left_out
 
 
@@ -365,6 +369,19 @@ def _not_api_module(filename: str) -> bool:
     """A test module, a fixture file or a build script inside a package (numpy's
     per-subpackage `setup.py` configurations): never a module users import."""
     return bool(_TEST_MODULE.match(filename)) or filename.rsplit(".", 1)[0] in NOT_API_MODULES
+
+
+def _cython(pyx: Path, root: Path, dest: Path) -> None:
+    """A compiled Cython module's Python-visible API, as a stub griffe reads (pyarrow's
+    `lib.pyx`, lxml's `etree.pyx`: the libraries' main API), read as text (api_cython.py)."""
+    from doc4llm.ingest.packages.api_cython import cython_stub
+
+    if pyx.is_symlink() or not pyx.is_file():
+        return
+    stub = cython_stub(pyx, root)
+    if stub:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(stub, encoding="utf-8")
 
 
 def _link(src: Path, dest: Path) -> None:
