@@ -180,7 +180,7 @@ def test_a_cython_module_is_documented_from_its_source(tmp_path):
 
 
 @pytest.mark.parametrize("make", [
-    lambda n: "cdef class A:\n" + "    def m(self, int x not None, " + " " * n + "y=1):\n        '''d'''\n" * 40,
+    lambda n: "cdef class A:\n" + ("    def m(self, int x not None, " + " " * n + "y=1):\n        '''d'''\n") * 40,
     lambda n: 'def f():\n    """' + "x\n" * n,  # a docstring never closed
     lambda n: "x = (\n" * n,  # brackets never closed
     lambda n: "".join(f"cdef class C{i}(_B):\n    '''c'''\n    def m{i}(self):\n        '''m'''\n" for i in range(n)),
