@@ -144,6 +144,9 @@ def test_a_readme_the_docs_include_is_one_page_and_sphinx_substitutions_are_fill
     assert "Release v2.4.1" in index and "##SUBST##" not in index and "changelog" in index
     assert "`timekit.now()`" in index
     assert "this is version 2.4." in (set_dir / "User guide" / "docContent.md").read_text()
+    # a title that is only an image (tornado's index) is named by its alt text
+    assert "The project site." in (set_dir / "Timekit Web Site" / "docContent.md").read_text()
+    assert not any(f.startswith("(untitled") for f in folders), folders
 
 
 def test_docs_pages_that_share_a_title_are_named_by_their_folder(tmp_path):

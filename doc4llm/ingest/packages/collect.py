@@ -73,12 +73,12 @@ class Converter:
                 return raw_rst(text)
             if "##SUBST##" in md:
                 md = _EMPTY_LINK.sub(r"\1", _SUBSTITUTION.sub(self._substitution, md))
-            return fill_autodoc(md, self.lookup)
+            return fill_autodoc(_image_headings(md), self.lookup)
         if suffix in MARKDOWN:
             inc = PageIncludes(self.root, here, every=self.included)
             text = markdown_includes(text, here, inc, bases or [])
             self._dropped(inc.dropped)
-            return prepare_markdown(text, mdx=suffix == ".mdx")
+            return prepare_markdown(_image_headings(text), mdx=suffix == ".mdx")
         return text
 
     def _substitution(self, m: re.Match) -> str:
@@ -100,6 +100,15 @@ class Converter:
 
 _SUBSTITUTION = re.compile(r"\[([^\[\]\n]{0,300})\]\(##SUBST##\|([^|)\n]{1,100})\|\)")
 _EMPTY_LINK = re.compile(r"\[([^\[\]\n]{1,300})\]\(\)")  # `|name|_` with no target: the text
+_IMAGE_HEADING = re.compile(r"^(#{1,6})[ \t]+!\[([^\[\]\n]{1,200})\]\([^()\n]{0,500}\)[ \t]*$", re.M)
+
+
+def _image_headings(md: str) -> str:
+    """A heading that is only an image (tornado's `|Tornado Web Server|` title, a README's
+    `# ![Logo](logo.png)`) is titled by the image's alt text: it was `(untitled h1)`."""
+    return _IMAGE_HEADING.sub(r"\1 \2", md) if "![" in md else md
+
+
 _ADORNMENT = re.compile(r"^([=\-~^\"'`#*+:._<>])\1{2,}[ \t]*$")
 
 
