@@ -139,7 +139,7 @@ def test_a_readme_the_docs_include_is_one_page_and_sphinx_substitutions_are_fill
     # `Release v\ |release|` read `Release v[\|release\|](##SUBST##|release|)`
     set_dir = built_set(tmp_path, "readme_in_docs", "timekit", "2.4.1", readme="README.rst")
     folders = sorted(p.name for p in set_dir.iterdir() if p.is_dir())
-    assert [f for f in folders if f.startswith("Timekit")] == ["Timekit Better dates & times"], folders
+    assert [f for f in folders if f.startswith("Timekit B")] == ["Timekit Better dates & times"], folders
     index = (set_dir / "Timekit Better dates & times" / "docContent.md").read_text()
     assert "Release v2.4.1" in index and "##SUBST##" not in index and "changelog" in index
     assert "`timekit.now()`" in index
