@@ -133,6 +133,13 @@ def test_a_public_instance_of_a_private_class_documents_the_class(tmp_path):
     assert "|" not in page.replace("```", "")
 
 
+def test_absolute_values_in_docstrings_are_not_substitutions():
+    from doc4llm.ingest.packages.docstring_md import docstring_markdown
+
+    md = docstring_markdown("The order |G| of the group; stop when |x - y| < eps or |z| > 1.").markdown
+    assert "|G|" in md and "|x - y|" in md and "|z|" in md
+
+
 def test_a_readme_the_docs_include_is_one_page_and_sphinx_substitutions_are_filled(tmp_path):
     # arrow 1.3, jsonschema 4.23, python-dateutil 2.9: docs/index.rst includes README.rst,
     # the long description is the same README: two pages `X` and `X (2)`; and

@@ -149,7 +149,8 @@ def _sections(text: str):
 def _item(name: str, ann: str, desc: str, default: str, deprecations: list[str]) -> str:
     head = f"`{name}`" if name else ""
     if ann:
-        ann = _SUBSTITUTION.sub(lambda m: m.group(1), " ".join(ann.split()))  # `|str|` as a type: str
+        ann = _SUBSTITUTION.sub(lambda m: m.group(1) if len(m.group(1)) > 1 else m.group(0),
+                                " ".join(ann.split()))  # `|str|` as a type: str
         ann = inline_markdown(ann) if "`" in ann else _code(ann)  # `:class:`~a.B`` as a type
         head = f"{head} ({ann})" if head else ann
     if default:
@@ -505,6 +506,9 @@ _SUBSTITUTION = re.compile(r"(?<![\w|`])\|([^\s|`](?:[^|`\n]{0,58}[^\s|`])?)\|(?
 
 def _substitution(m: re.Match) -> str:
     name = m.group(1)
+    link = m.group(0).endswith("_")
+    if not link and (len(name) < 2 or not re.fullmatch(r"[A-Za-z_][\w.-]*(?:\(\))?", name)):
+        return m.group(0)  # `|x|`, `|G|`, `|a - b|`: an absolute value, not a substitution
     return _code(name) if re.fullmatch(r"[A-Za-z_][\w.]*(?:\(\))?", name) else name
 
 
