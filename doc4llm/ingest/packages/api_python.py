@@ -37,6 +37,7 @@ from doc4llm.ingest.packages.pages import API, DocPage
 MAX_MODULES = 600
 MAX_DEFAULT = 80
 MAX_SUMMARY = 160
+MAX_BASES = 20  # private bases walked for one class
 DEPRECATED_MARK = "**Deprecated"  # the first line of a deprecated member's section (search reads it)
 
 
@@ -323,25 +324,33 @@ def _member_section(name: str, obj, level: int, sources: SourceCache, owner: str
 
 
 def _from_private_bases(cls) -> list:
-    """Methods a class inherits from private bases (no page shows them otherwise): lxml's
-    `ElementBase(_Element)` gets `find`, `xpath`, `iter`...; pyarrow's `Table(_Tabular)`
-    gets `select`, `to_pydict`... Members of public bases are on their own class's entry."""
+    """Members a class inherits from private bases (`_Name`: no entry of their own shows
+    them): lxml's `ElementBase(_Element)` gets `find`, `xpath`, `iter`...; pyarrow's
+    `Table(_Tabular)` gets `select`, `to_pydict`... A public base stops the walk: its own
+    entry lists what it holds and inherits (matplotlib's `GeoAxes(Axes)` does not repeat
+    `Axes`' 200 methods from `_AxesBase`)."""
+    out: list = []
+    seen_names = set(cls.members)
+    seen_classes = {id(cls)}
+    stack = list(reversed(_bases_of(cls)))
+    while stack:
+        base = stack.pop()
+        if id(base) in seen_classes or not base.name.startswith("_") or len(seen_classes) > MAX_BASES:
+            continue
+        seen_classes.add(id(base))
+        for name, member in list(base.members.items()):
+            if name not in seen_names:
+                seen_names.add(name)
+                out.append((name, member))
+        stack.extend(reversed(_bases_of(base)))
+    return out
+
+
+def _bases_of(cls) -> list:
     try:
-        inherited = list(cls.inherited_members.items())
+        return [b for b in cls.resolved_bases if getattr(getattr(b, "kind", None), "value", "") == "class"]
     except Exception:  # noqa: BLE001 - bases griffe cannot resolve statically
         return []
-    out = []
-    for name, alias in inherited:
-        if name in cls.members:
-            continue
-        try:
-            owner = alias.final_target.parent
-        except Exception:  # noqa: BLE001 - unresolvable or cyclic
-            continue
-        path = str(getattr(owner, "path", ""))
-        if any(p.startswith("_") and not p.startswith("__") for p in path.split(".")):
-            out.append((name, alias.final_target))
-    return out
 
 
 def _private_class_of_instance(attr):

@@ -293,18 +293,26 @@ def _in_namespaces(root: Path, found: dict[str, Path], dist_name: str) -> dict[s
     by it (`from mpl_toolkits.mplot3d import axes3d`); a source folder (`src`, `lib`)
     never is: nothing imports `lib.matplotlib`."""
     dist = re.sub(r"[-_.]+", ".", dist_name.lower())
-    out: dict[str, Path] = {}
+    spaces: dict[Path, tuple[str, Path]] = {}  # namespace folder -> (dotted prefix, search path)
     for name, base in found.items():
         pkg = base / name
-        here, parts, best = base, [], (name, base)
+        here, parts = base, []
         while here != root and here.name.isidentifier() and not _is_package(here) and len(parts) < 3 \
                 and pkg.is_dir():
             parts.insert(0, here.name)
             here = here.parent
             dotted = ".".join([*parts, name])
             if dotted.lower() == dist or _imports_itself_as(pkg, dotted):
-                best = (dotted, here)
-        out.setdefault(best[0], best[1])
+                spaces[base] = (".".join(parts), here)
+    # the folder is a namespace for every package in it (opentelemetry-api's `attributes`
+    # beside `context`, which imports itself as `opentelemetry.context`)
+    out: dict[str, Path] = {}
+    for name, base in found.items():
+        if base in spaces and (base / name).is_dir():
+            prefix, search = spaces[base]
+            out.setdefault(f"{prefix}.{name}", search)
+        else:
+            out.setdefault(name, base)
     return out
 
 
