@@ -63,6 +63,16 @@ def test_projects_in_language_tagged_copies_of_the_docs_folder_are_translations(
     assert {f.path.relative_to(root).parts[0]: f.lang for f in wanted.files} == {"doc": None, "doc.ru": "ru"}
 
 
+def test_a_page_with_a_language_suffix_beside_its_original_is_a_translation(tmp_path):
+    # zope.interface 7.0: `docs/README.ru.rst` beside `docs/README.rst` (a Sphinx project)
+    # was read as three Russian pages among the English ones; sphinx-apidoc's English
+    # `demo.io.rst` ("io" is a language code too) stays
+    root = tree(tmp_path, "suffix_translation")
+    found = find_docs(root)
+    assert sorted(f.path.name for f in found.files) == ["README.rst", "demo.io.rst", "demo.rst", "index.rst"]
+    assert found.languages == ["ru"] and found.skipped_translations == 1
+
+
 def test_a_package_holding_its_conftest_is_still_the_api(tmp_path):
     # scikit-learn 1.5: `sklearn/conftest.py` made the only package a test suite (its
     # import name is not the distribution's): no API reference at all

@@ -355,6 +355,24 @@ def _sniff_rst(path: Path, budget: list[int]) -> bool:
     return _txt_is_rst(path)
 
 
+_EN_WORDS = {"the", "and", "of", "to", "is", "in", "that", "for", "with", "this", "be", "are", "it", "as", "by",
+             "on", "you", "can", "an", "or", "not", "if", "from"}
+
+
+def _reads_english(path: Path) -> bool:
+    """The file's opening reads as English (or has too few words to tell): common English
+    words make at least a tenth of its words, as they do in any English prose."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8000).decode("utf-8", "replace").lower()
+    except OSError:
+        return True
+    words = re.findall(r"[^\W\d_]+", head)
+    if len(words) < 30:
+        return True
+    return sum(1 for w in words if w in _EN_WORDS) * 10 >= len(words)
+
+
 def _txt_is_rst(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:
@@ -396,6 +414,7 @@ def _with_languages(r: DocsRoot, paths: list[Path]) -> list[tuple[Path, str | No
         mirrored = sum(1 for x in inner if x in own)
         if len(candidates) >= 2 or (inner and mirrored * 3 >= len(inner)):
             lang_dirs[d] = lang or d
+    names = {rel.as_posix() for rel in rels}
     suffix_langs: dict[tuple[Path, str], set[str]] = {}  # (folder, base name) -> `.fr`, `.de` suffixes
     for rel in rels:
         parts = rel.name.split(".")
@@ -406,8 +425,13 @@ def _with_languages(r: DocsRoot, paths: list[Path]) -> list[tuple[Path, str | No
         lang = lang_dirs.get(rel.parts[0]) if len(rel.parts) > 1 else None
         if lang is None:
             parts = rel.name.split(".")
-            if len(parts) >= 3 and lang_of_name(parts[-2]) and r.kind != "sphinx" and \
-                    (r.i18n_suffix or len(suffix_langs.get((rel.parent, ".".join(parts[:-2])), ())) >= 2):
+            base = (rel.parent, ".".join(parts[:-2]))
+            # `README.ru.rst` beside `README.rst` (zope.interface's Sphinx docs) is its translation
+            mirrored = len(parts) >= 3 and (rel.parent / f"{base[1]}.{parts[-1]}").as_posix() in names
+            if len(parts) >= 3 and lang_of_name(parts[-2]) and (
+                    (r.kind != "sphinx" and (r.i18n_suffix or len(suffix_langs.get(base, ())) >= 2))
+                    # the text must say so too: sphinx-apidoc's `pkg.io.rst` beside `pkg.rst` is English
+                    or (mirrored and parts[-2].lower() != "en" and not _reads_english(path))):
                 lang = lang_of_name(parts[-2])
         if lang is not None and r.lang is None and lang == "en":
             lang = None  # `docs/en/` beside `docs/fr/`: English is the default
