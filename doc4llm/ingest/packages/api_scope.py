@@ -240,8 +240,11 @@ def python_scope(root: Path, dist_name: str) -> PythonScope:
             if not init.name.endswith((".py", ".pyi")) or not pkg.name.isidentifier():
                 continue
             parts = pkg.relative_to(root).parts
-            if pkg.name in EXCLUDED_TOP or (_DOCS_CODE.match(pkg.name) and pkg.name.lower() != want) or any(p in EXCLUDED_TOP or p in EXCLUDED_PARENTS or p.startswith(".")
+            if pkg.name in EXCLUDED_TOP or any(p in EXCLUDED_TOP or p in EXCLUDED_PARENTS or p.startswith(".")
                                               or p.endswith((".dist-info", ".egg-info")) for p in parts[:-1]):
+                continue
+            if _DOCS_CODE.match(pkg.name) and pkg.name.lower() != want:
+                scope.excluded["docs examples"] = scope.excluded.get("docs examples", 0) + 1
                 continue
             if _is_package(pkg.parent):
                 continue
