@@ -200,6 +200,8 @@ def test_a_cython_module_is_documented_from_its_source(tmp_path):
         assert absent not in etree, absent
     assert "- `parse`: defined in `fastxml.etree`. Return an ElementTree object" in pages["fastxml (API)"]
     assert not any("could not read" in w for w in warnings), warnings
+    sources = {p.title: p.source for p in python_api_pages(tree(tmp_path / "again", "cython_module"), "fastxml", [])}
+    assert sources["fastxml.etree (API)"] == "src/fastxml/etree.pyx"
 
 
 @pytest.mark.parametrize("make", [

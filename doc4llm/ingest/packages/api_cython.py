@@ -25,6 +25,7 @@ from pathlib import Path
 MAX_SOURCE_BYTES = 16 * 1024 * 1024  # a module and everything it includes
 MAX_INCLUDE_DEPTH = 5
 MAX_HEADER_LINES = 60
+STUB_MARK = "# doc4llm: the Python-visible API of a Cython module, read as text (api_cython.py)"
 
 _INCLUDE = re.compile(r"""^([ \t]*)include[ \t]+["']([^"'\n]{1,200})["'][ \t]*(?:#.*)?$""")
 _DEF = re.compile(r"^(?:async[ \t]+)?def[ \t]+([A-Za-z_]\w*)[ \t]*\(")
@@ -45,12 +46,21 @@ def cython_stub(pyx: Path, root: Path) -> str | None:
     """Python source declaring what `pyx` exposes to Python, with its docstrings; None
     when it exposes nothing."""
     lines = _inlined(pyx, root.resolve())
-    out: list[str] = []
+    out: list[str] = [STUB_MARK]
     doc = _module_docstring(lines)
     if doc is not None:
         out.append(_literal(doc))
     emitted = _walk(lines, out)
     return "\n".join(out) + "\n" if emitted else None
+
+
+def is_cython_stub(path: Path) -> bool:
+    """The file is a stub `cython_stub` wrote (its page names the `.pyx` as its source)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return fh.readline().rstrip("\n") == STUB_MARK
+    except (OSError, TypeError):
+        return False
 
 
 def _inlined(pyx: Path, root: Path) -> list[str]:

@@ -20,6 +20,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from doc4llm.ingest.packages.api_cython import is_cython_stub
 from doc4llm.ingest.packages.api_deprecation import (
     SourceCache,
     body_deprecation,
@@ -217,6 +218,8 @@ def _module_page(module, stage: Path, legacy: str | None, sources: SourceCache) 
         rel = Path(module.filepath).resolve().relative_to(stage.resolve()).as_posix()
     except (ValueError, TypeError, AttributeError):
         rel = module.path
+    if rel.endswith(".py") and is_cython_stub(Path(module.filepath)):
+        rel = rel[:-3] + ".pyx"  # the page's source is the Cython module the stub was read from
     return DocPage(f"{module.path} (API)", "\n\n".join(parts), rel, f"api:{module.path}", API)
 
 
