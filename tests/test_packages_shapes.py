@@ -216,3 +216,15 @@ def test_the_cython_reader_is_linear(tmp_path, make):
         path.write_text(text)
         cython_stub(path, tmp_path)
     assert_linear(run, make, 2000, what="cython_stub")
+
+
+def test_a_readme_titled_like_a_docs_page_is_named_the_readme(tmp_path):
+    # tornado 6.4: README and docs/index.rst are both "Tornado Web Server": `X`, `X (2)`
+    readme = "Frames\n======\n\nA dataframe library: see the docs.\n"
+    files = {p.relative_to(SHAPES / "shared_titles").as_posix(): p.read_text()
+             for p in (SHAPES / "shared_titles").rglob("*") if p.is_file()}
+    archive = tmp_path / "frames-1.0.tar.gz"
+    archive.write_bytes(sdist("frames", "1.0", files, readme=readme, readme_type="text/x-rst"))
+    add_archive(archive, tmp_path / "md")
+    folders = {p.name for p in (tmp_path / "md" / "frames@1.0").iterdir() if p.is_dir()}
+    assert {"Frames", "frames README"} <= folders and "Frames (2)" not in folders, folders
