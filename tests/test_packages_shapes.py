@@ -117,6 +117,9 @@ def test_packages_inside_namespace_packages_keep_their_import_path(tmp_path):
     assert {"acme.widgets (API)", "acme.widgets.layout (API)", "acme_kit.draw (API)",
             "acme_kit.draw.canvas (API)", "acme_kit.colors (API)"} <= set(pages), sorted(pages)
     assert not any(t.startswith(("widgets", "draw", "colors", "src.")) for t in pages), sorted(pages)
+    # seven packages in one namespace: all read (the cap on top-level packages is 6)
+    for sub in ("fonts", "images", "shapes", "sounds", "trace"):
+        assert f"acme_kit.{sub} (API)" in pages, sorted(pages)
     assert "A button that can be pressed." in pages["acme.widgets (API)"]
     assert "A surface to draw on." in pages["acme_kit.draw (API)"]
 

@@ -310,10 +310,15 @@ def _in_namespaces(root: Path, found: dict[str, Path], dist_name: str) -> dict[s
     # the folder is a namespace for every package in it (opentelemetry-api's `attributes`
     # beside `context`, which imports itself as `opentelemetry.context`)
     out: dict[str, Path] = {}
+    members: dict[str, int] = {}
+    for base, (prefix, _) in spaces.items():
+        members[prefix] = sum(1 for n, b in found.items() if b == base and (b / n).is_dir())
     for name, base in found.items():
         if base in spaces and (base / name).is_dir():
             prefix, search = spaces[base]
-            out.setdefault(f"{prefix}.{name}", search)
+            # several packages of one namespace are read as the namespace, one top package:
+            # opentelemetry-api's 11 (`trace` among them) were cut to 6 by the top-package cap
+            out.setdefault(prefix if members[prefix] > 1 else f"{prefix}.{name}", search)
         else:
             out.setdefault(name, base)
     return out
