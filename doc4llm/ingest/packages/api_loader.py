@@ -42,12 +42,31 @@ class TolerantLoader(griffe.GriffeLoader):
             module = griffe.Module(module_name, filepath=module_path, parent=parent,
                                    lines_collection=self.lines_collection,
                                    modules_collection=self.modules_collection)
+        counterpart = (parent.members.get(module_name) if parent is not None
+                       else self.modules_collection.members.get(module_name))
+        if counterpart is not None and not getattr(counterpart, "is_alias", False) \
+                and getattr(counterpart, "is_module", False):
+            pair = (counterpart, module) if Path(module_path).suffix == ".pyi" else (module, counterpart)
+            if Path(str(pair[0].filepath)).suffix == ".py" and Path(str(pair[1].filepath)).suffix == ".pyi":
+                _stub_wins_over_compiled(*pair)
         if Path(module_path).suffix == ".py":
             exports = module.exports
             built = _all_from_source(Path(module_path))
             self._source_exports[id(module)] = (module, built if built is not None else
                                                 (list(exports) if exports is not None else None))
         return module
+
+    def _load_package(self, package, *, submodules: bool = True):
+        try:
+            return super()._load_package(package, submodules=submodules)
+        except (griffe.AliasResolutionError, griffe.CyclicAliasError) as exc:
+            # merging the top-level stub failed on a name neither side defines: keep the
+            # source module as loaded (before, the whole package's API was lost)
+            module = self.modules_collection.members.get(package.name)
+            if module is None:
+                raise
+            self.failed.append((f"{package.name} (stub)", _reason(exc)))
+            return module
 
     def _post_load(self, module, obj_path: str):
         # before griffe expands exports and wildcards (`from .core import *` follows `__all__`)
@@ -118,6 +137,48 @@ class TolerantLoader(griffe.GriffeLoader):
                     out.append(name)
         resolving[key] = out
         return out
+
+
+def _stub_wins_over_compiled(source, stub) -> None:
+    """Names the source module imports from a module that has no Python source (a compiled
+    extension: msgspec's `from ._core import convert, Struct`) are defined by the stub
+    beside it: the stub's definition replaces the import. Otherwise the name stayed an
+    alias nothing resolves (no entry), and griffe's merge of the stub's overloads raised
+    on it, which lost msgspec's whole API."""
+    base = _search_base(source)
+    if base is None:
+        return
+    for name, member in list(source.members.items()):
+        if not getattr(member, "is_alias", False):
+            continue
+        theirs = stub.members.get(name)
+        overloads = (getattr(stub, "overloads", None) or {}).get(name)
+        if (theirs is None and not overloads) or getattr(theirs, "is_alias", False):
+            continue
+        target = str(getattr(member, "target_path", "") or "").split(".")
+        if len(target) > 1 and not _has_source(base, target[:-1]):
+            del source.members[name]
+            if theirs is None:  # a stub function that is only `@overload`s: the first stands for it
+                source.set_member(name, overloads[0])
+
+
+def _search_base(module) -> Path | None:
+    """The folder the module's package path starts from (`stage` for `stage/pkg/json.py`)."""
+    try:
+        path = Path(str(module.filepath))
+    except Exception:  # noqa: BLE001 - a namespace package has several paths
+        return None
+    up = len(module.path.split(".")) - (0 if path.stem == "__init__" else 1)
+    folder = path.parent
+    for _ in range(up):
+        folder = folder.parent
+    return folder
+
+
+def _has_source(base: Path, parts: list[str]) -> bool:
+    here = base.joinpath(*parts)
+    return any(p.is_file() for p in (here.with_suffix(".py"), here.with_suffix(".pyi"),
+                                     here / "__init__.py", here / "__init__.pyi"))
 
 
 class _Ref:

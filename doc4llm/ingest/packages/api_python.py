@@ -20,6 +20,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from doc4llm.ingest.packages.api_cython import is_cython_stub
 from doc4llm.ingest.packages.api_deprecation import (
     SourceCache,
     body_deprecation,
@@ -37,6 +38,7 @@ from doc4llm.ingest.packages.pages import API, DocPage
 MAX_MODULES = 600
 MAX_DEFAULT = 80
 MAX_SUMMARY = 160
+MAX_BASES = 20  # private bases walked for one class
 DEPRECATED_MARK = "**Deprecated"  # the first line of a deprecated member's section (search reads it)
 
 
@@ -216,6 +218,8 @@ def _module_page(module, stage: Path, legacy: str | None, sources: SourceCache) 
         rel = Path(module.filepath).resolve().relative_to(stage.resolve()).as_posix()
     except (ValueError, TypeError, AttributeError):
         rel = module.path
+    if rel.endswith(".py") and is_cython_stub(Path(module.filepath)):
+        rel = rel[:-3] + ".pyx"  # the page's source is the Cython module the stub was read from
     return DocPage(f"{module.path} (API)", "\n\n".join(parts), rel, f"api:{module.path}", API)
 
 
@@ -288,7 +292,8 @@ def _member_section(name: str, obj, level: int, sources: SourceCache, owner: str
             sig += f"\n    # {name}({params})"
         out = [x for x in (head, mark, f"```python\n{sig}\n```", doc) if x]
         attrs = []
-        for mname, member in list(obj.members.items()):
+        inherited = _from_private_bases(obj)
+        for mname, member in list(obj.members.items()) + inherited:
             if mname.startswith("_") or member.is_alias:
                 continue
             if member.kind.value == "attribute":
@@ -299,7 +304,7 @@ def _member_section(name: str, obj, level: int, sources: SourceCache, owner: str
         if attrs:
             out.append("Attributes:\n\n" + "\n".join(attrs))
         if level < 4:
-            for mname, member in list(obj.members.items()):
+            for mname, member in list(obj.members.items()) + inherited:
                 if mname.startswith("_") or member.is_alias or member.kind.value not in ("function", "class"):
                     continue
                 sub = _member_section(mname, member, level + 1, sources, owner=title)
@@ -313,8 +318,75 @@ def _member_section(name: str, obj, level: int, sources: SourceCache, owner: str
         value = str(obj.value) if obj.value is not None else ""
         value = value if len(value) <= MAX_DEFAULT else value[:MAX_DEFAULT] + "..."
         code = f"{name}{ann}" + (f" = {value}" if value else "")
-        return "\n\n".join(x for x in (head, mark, f"```python\n{code}\n```", doc) if x)
+        out = [x for x in (head, mark, f"```python\n{code}\n```", doc) if x]
+        cls = _private_class_of_instance(obj) if level < 4 else None
+        if cls is not None:
+            out.extend(_instance_sections(title, cls, level, sources))
+        return "\n\n".join(out)
     return None
+
+
+def _from_private_bases(cls) -> list:
+    """Members a class inherits from private bases (`_Name`: no entry of their own shows
+    them): lxml's `ElementBase(_Element)` gets `find`, `xpath`, `iter`...; pyarrow's
+    `Table(_Tabular)` gets `select`, `to_pydict`... A public base stops the walk: its own
+    entry lists what it holds and inherits (matplotlib's `GeoAxes(Axes)` does not repeat
+    `Axes`' 200 methods from `_AxesBase`)."""
+    out: list = []
+    seen_names = set(cls.members)
+    seen_classes = {id(cls)}
+    stack = list(reversed(_bases_of(cls)))
+    while stack:
+        base = stack.pop()
+        if id(base) in seen_classes or not base.name.startswith("_") or len(seen_classes) > MAX_BASES:
+            continue
+        seen_classes.add(id(base))
+        for name, member in list(base.members.items()):
+            if name not in seen_names:
+                seen_names.add(name)
+                out.append((name, member))
+        stack.extend(reversed(_bases_of(base)))
+    return out
+
+
+def _bases_of(cls) -> list:
+    try:
+        return [b for b in cls.resolved_bases if getattr(getattr(b, "kind", None), "value", "") == "class"]
+    except Exception:  # noqa: BLE001 - bases griffe cannot resolve statically
+        return []
+
+
+def _private_class_of_instance(attr):
+    """The class a public attribute is an instance of, when that class has no page of its
+    own (private name or module): loguru's `logger = _Logger(...)`, whose class
+    `loguru._logger.Logger` holds the whole API (`add`, `remove`, `bind`...). Read from
+    the assignment (`name = Class(...)`), statically; None otherwise."""
+    func = getattr(attr.value, "function", None)
+    path = str(getattr(func, "canonical_path", "") or "")
+    if not path or not any(p.startswith("_") and not p.startswith("__") for p in path.split(".")):
+        return None
+    try:
+        target = attr.modules_collection.get_member(path)
+        if getattr(target, "is_alias", False):
+            target = target.final_target
+    except Exception:  # noqa: BLE001 - outside the loaded packages, or cyclic
+        return None
+    return target if getattr(getattr(target, "kind", None), "value", "") == "class" else None
+
+
+def _instance_sections(title: str, cls, level: int, sources: SourceCache) -> list[str]:
+    """The instance's class docstring and its public methods as `title.method` sections."""
+    out = [f"*An instance of `{cls.name}` (`{cls.path}`), documented here: the class has no page of its own.*"]
+    doc, _ = _docstring(cls, sources)
+    if doc:
+        out.append(doc)
+    for mname, member in list(cls.members.items()):
+        if mname.startswith("_") or member.is_alias or member.kind.value not in ("function", "class"):
+            continue
+        sub = _member_section(mname, member, level + 1, sources, owner=title)
+        if sub:
+            out.append(sub)
+    return out
 
 
 def _one_line(doc: str) -> str:

@@ -51,9 +51,15 @@ TEST_NAMED = {"tests", "test", "unittests", "unit_tests", "testsuite", "test_sui
 NOT_API_MODULES = {"setup", "conftest", "noxfile", "fabfile", "pavement"}
 PROJECT_FILES = ("pyproject.toml", "setup.py", "setup.cfg", "PKG-INFO")
 MAX_TOP_PACKAGES = 6
+USUAL_DEPTH = 3  # `pkg/`, `src/pkg/`, `python/src/pkg/`: how deep a top-level package usually is
+MAX_DEPTH = 5
+CONFTEST_PACKAGE_MODULES = 5  # a top-level package with more non-test modules than this is API
 
 _TEST_MODULE = re.compile(r"^(?:test_\w+|\w+_tests?|conftest)\.pyi?$")
 _LANG_CODE = re.compile(r"^[a-z]{2,3}(?:_[A-Za-z]{2,4})?(?:_[A-Za-z]{2,4})?$")
+# the docs' example code, never imported by users: sqlmodel's and fastapi's `docs_src`,
+# `doc_examples`, `tutorial_code`
+_DOCS_CODE = re.compile(r"^(?:docs?|examples?|tutorials?|samples?|demos?)(?:_\w+)?$|^\w+_(?:docs?|examples?)$", re.I)
 _LEGACY_VERSION = re.compile(r"^v(\d{1,3})$")
 
 
@@ -122,10 +128,12 @@ class _Classifier:
         return None
 
     def _is_tests(self, folder: Path, files: list[str], dirs: list[str], inside_package: bool) -> bool:
-        if "conftest.py" in files:
-            return True
         own = [f for f in files if not f.startswith("__init__.")]
         tests = sum(1 for f in own if _TEST_MODULE.match(f))
+        if "conftest.py" in files and (inside_package or len(own) - tests <= CONFTEST_PACKAGE_MODULES):
+            # a top-level package with a conftest.py beside many modules of its own is the API
+            # with its pytest setup inside (scikit-learn's `sklearn/conftest.py`)
+            return True
         if tests and tests * 2 >= len(own):
             return True
         subpackages = [folder / d for d in dirs if d.isidentifier() and _is_package(folder / d)]
@@ -216,21 +224,27 @@ def _nested_project(root: Path, pkg_parent: Path) -> bool:
 
 def python_scope(root: Path, dist_name: str) -> PythonScope:
     """The distribution's top-level packages (folders with `__init__.py` or `.pyi` whose
-    parent is not a package, at most three deep), without tests, vendored projects and
-    tooling; the distribution's own name first."""
+    parent is not a package, at most three deep, else five), without tests, vendored
+    projects and tooling; the distribution's own name first."""
     scope = PythonScope()
+    want = dist_name.replace("-", "_").lower()
     classify = _Classifier()
     declared = _declared_top_level(root)
     found: dict[str, Path] = {}
     nested: dict[str, Path] = {}
-    for depth_glob in ("*/__init__.py*", "*/*/__init__.py*", "*/*/*/__init__.py*"):
-        for init in sorted(root.glob(depth_glob)):
+    for depth in range(1, MAX_DEPTH + 1):
+        if depth > USUAL_DEPTH and (found or nested):
+            break  # deeper only when nothing was found: grpcio's `src/python/grpcio/grpc`
+        for init in sorted(root.glob("*/" * depth + "__init__.py*")):
             pkg = init.parent
             if not init.name.endswith((".py", ".pyi")) or not pkg.name.isidentifier():
                 continue
             parts = pkg.relative_to(root).parts
             if pkg.name in EXCLUDED_TOP or any(p in EXCLUDED_TOP or p in EXCLUDED_PARENTS or p.startswith(".")
                                               or p.endswith((".dist-info", ".egg-info")) for p in parts[:-1]):
+                continue
+            if _DOCS_CODE.match(pkg.name) and pkg.name.lower() != want:
+                scope.excluded["docs examples"] = scope.excluded.get("docs examples", 0) + 1
                 continue
             if _is_package(pkg.parent):
                 continue
@@ -255,20 +269,80 @@ def python_scope(root: Path, dist_name: str) -> PythonScope:
             scope.excluded["vendored"] = scope.excluded.get("vendored", 0) + len(nested)
         else:  # the package itself sits in a sub-project folder: better than nothing
             found = nested
-    want = dist_name.replace("-", "_").lower()
     if not found:  # a single-module distribution (six.py)
         for base in (root / "src", root):
             for mod in sorted(base.glob("*.py*")):
                 if mod.suffix in (".py", ".pyi") and mod.stem.lower() == want:
                     found[mod.stem] = base
-    if declared and any(n in declared for n in found):
-        dropped = [n for n in found if n not in declared]
+    found = _in_namespaces(root, found, dist_name)
+    if declared and any(n.split(".")[0] in declared for n in found):
+        dropped = [n for n in found if n.split(".")[0] not in declared]
         if dropped:
             scope.excluded["not installed"] = len(dropped)
-        found = {n: p for n, p in found.items() if n in declared}
-    ordered = sorted(found.items(), key=lambda kv: (kv[0].lower() != want, kv[0].startswith("_"), kv[0]))
+        found = {n: p for n, p in found.items() if n.split(".")[0] in declared}
+    ordered = sorted(found.items(), key=lambda kv: (kv[0].replace(".", "_").lower() != want,
+                                                    kv[0].startswith("_"), kv[0]))
     scope.tops = ordered[:MAX_TOP_PACKAGES]
     return scope
+
+
+def _in_namespaces(root: Path, found: dict[str, Path], dist_name: str) -> dict[str, Path]:
+    """Packages inside a namespace package (PEP 420: a folder without `__init__.py`) under
+    their full import name: poetry-core's `src/poetry/core` is `poetry.core`, matplotlib's
+    `lib/mpl_toolkits/mplot3d` is `mpl_toolkits.mplot3d` (their pages were titled
+    `core.factory`, `mplot3d.axes3d`: import paths that do not exist). A folder above
+    the package is a namespace when the distribution is named for the dotted path
+    (`poetry-core`, `google-cloud-storage`) or the package's own code imports itself
+    by it (`from mpl_toolkits.mplot3d import axes3d`); a source folder (`src`, `lib`)
+    never is: nothing imports `lib.matplotlib`."""
+    dist = re.sub(r"[-_.]+", ".", dist_name.lower())
+    spaces: dict[Path, tuple[str, Path]] = {}  # namespace folder -> (dotted prefix, search path)
+    for name, base in found.items():
+        pkg = base / name
+        here, parts = base, []
+        while here != root and here.name.isidentifier() and not _is_package(here) and len(parts) < 3 \
+                and pkg.is_dir():
+            parts.insert(0, here.name)
+            here = here.parent
+            dotted = ".".join([*parts, name])
+            if dotted.lower() == dist or _imports_itself_as(pkg, dotted):
+                spaces[base] = (".".join(parts), here)
+    # the folder is a namespace for every package in it (opentelemetry-api's `attributes`
+    # beside `context`, which imports itself as `opentelemetry.context`)
+    out: dict[str, Path] = {}
+    members: dict[str, int] = {}
+    for base, (prefix, _) in spaces.items():
+        members[prefix] = sum(1 for n, b in found.items() if b == base and (b / n).is_dir())
+    for name, base in found.items():
+        if base in spaces and (base / name).is_dir():
+            prefix, search = spaces[base]
+            # several packages of one namespace are read as the namespace, one top package:
+            # opentelemetry-api's 11 (`trace` among them) were cut to 6 by the top-package cap
+            out.setdefault(prefix if members[prefix] > 1 else f"{prefix}.{name}", search)
+        else:
+            out.setdefault(name, base)
+    return out
+
+
+def _imports_itself_as(pkg: Path, dotted: str, max_files: int = 200, max_bytes: int = 4 * 1024 * 1024) -> bool:
+    pattern = re.compile(rf"^[ \t]*(?:from|import)[ \t]+{re.escape(dotted)}\b", re.M)
+    seen = size = 0
+    for dirpath, dirnames, filenames in os.walk(pkg):
+        dirnames.sort()
+        for f in sorted(filenames):
+            if not f.endswith((".py", ".pyi")):
+                continue
+            try:
+                text = (Path(dirpath) / f).read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                continue
+            if pattern.search(text):
+                return True
+            seen += 1
+            size += len(text)
+            if seen >= max_files or size >= max_bytes:
+                return False
+    return False
 
 
 def stage_packages(scope: PythonScope, root: Path, stage: Path) -> dict[str, int]:
@@ -278,7 +352,7 @@ def stage_packages(scope: PythonScope, root: Path, stage: Path) -> dict[str, int
     classify = _Classifier()
     left_out: dict[str, int] = {}
     for name, base in scope.tops:
-        pkg = base / name
+        pkg = base.joinpath(*name.split("."))  # `poetry.core`: inside the namespace folder
         if not pkg.is_dir():  # a single module
             for suffix in (".py", ".pyi"):
                 _link(base / f"{name}{suffix}", stage / (base / f"{name}{suffix}").relative_to(root))
@@ -296,10 +370,14 @@ def stage_packages(scope: PythonScope, root: Path, stage: Path) -> dict[str, int
                     continue
                 keep.append(d)
             dirnames[:] = keep
+            names = set(filenames)
             for f in sorted(filenames):
                 stem, dot, ext = f.rpartition(".")
                 if dot and ext in ("py", "pyi") and stem.isidentifier() and not _not_api_module(f):
                     _link(here / f, stage / (here / f).relative_to(root))
+                elif ext == "pyx" and stem.isidentifier() and not _not_api_module(f"{stem}.py") \
+                        and f"{stem}.py" not in names and f"{stem}.pyi" not in names:
+                    _cython(here / f, root, stage / (here / f"{stem}.py").relative_to(root))
     return left_out
 
 
@@ -307,6 +385,19 @@ def _not_api_module(filename: str) -> bool:
     """A test module, a fixture file or a build script inside a package (numpy's
     per-subpackage `setup.py` configurations): never a module users import."""
     return bool(_TEST_MODULE.match(filename)) or filename.rsplit(".", 1)[0] in NOT_API_MODULES
+
+
+def _cython(pyx: Path, root: Path, dest: Path) -> None:
+    """A compiled Cython module's Python-visible API, as a stub griffe reads (pyarrow's
+    `lib.pyx`, lxml's `etree.pyx`: the libraries' main API), read as text (api_cython.py)."""
+    from doc4llm.ingest.packages.api_cython import cython_stub
+
+    if pyx.is_symlink() or not pyx.is_file():
+        return
+    stub = cython_stub(pyx, root)
+    if stub:
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        dest.write_text(stub, encoding="utf-8")
 
 
 def _link(src: Path, dest: Path) -> None:

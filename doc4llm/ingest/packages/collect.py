@@ -21,7 +21,7 @@ import re
 import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from doc4llm.corpus.atomic import mostly_undecodable, read_text_lossy
 from doc4llm.ingest.importer import page_title_and_body, prepare_markdown, titled_page
@@ -37,6 +37,7 @@ CHANGELOG_STEMS = {"changelog", "changes", "history", "news", "releases", "relea
 MAX_PAGES = 1500
 CONVERT_WORKERS = max(1, min(4, os.cpu_count() or 1))
 MAX_PAGE_BYTES = 2 * 1024 * 1024
+README_PREFIX = 1500  # characters of a README and a long description that must match
 STUB_BYTES = 2048  # a root changelog this small beside the docs' own ("MOVED", "see the docs")
 
 
@@ -48,6 +49,7 @@ class Converter:
     included: set[Path] = field(default_factory=set)
     budget: PandocBudget = field(default_factory=PandocBudget)
     lookup: ApiLookup | None = None
+    version: str | None = None  # what `|release|` / `|version|` stand for (Sphinx fills them in)
     dropped_includes: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -70,13 +72,24 @@ class Converter:
             except Exception:  # noqa: BLE001 - one page pandoc rejects must not lose the others
                 self.budget.note_raw(False)
                 return raw_rst(text)
-            return fill_autodoc(md, self.lookup)
+            if "##SUBST##" in md:
+                md = _EMPTY_LINK.sub(r"\1", _SUBSTITUTION.sub(self._substitution, md))
+            return fill_autodoc(_image_headings(md), self.lookup)
         if suffix in MARKDOWN:
             inc = PageIncludes(self.root, here, every=self.included)
             text = markdown_includes(text, here, inc, bases or [])
             self._dropped(inc.dropped)
-            return prepare_markdown(text, mdx=suffix == ".mdx")
+            return prepare_markdown(_image_headings(text), mdx=suffix == ".mdx")
         return text
+
+    def _substitution(self, m: re.Match) -> str:
+        """pandoc writes a substitution nobody defines in the page (Sphinx's `|release|`,
+        conf.py's `rst_epilog`) as a link to `##SUBST##|name|`: the version for Sphinx's
+        own, else the name."""
+        name = m.group(2).strip()
+        if name in ("release", "version") and self.version:
+            return self.version if name == "release" else ".".join(self.version.split(".")[:2])
+        return name
 
     def warnings(self) -> list[str]:
         out = self.budget.summary()
@@ -84,6 +97,17 @@ class Converter:
             out.append(f"{self.dropped_includes} includes left out (a file included again on the same page, "
                        "or a page past its size cap after includes)")
         return out
+
+
+_SUBSTITUTION = re.compile(r"\[([^\[\]\n]{0,300})\]\(##SUBST##\|([^|)\n]{1,100})\|\)")
+_EMPTY_LINK = re.compile(r"\[([^\[\]\n]{1,300})\]\(\)")  # `|name|_` with no target: the text
+_IMAGE_HEADING = re.compile(r"^(#{1,6})[ \t]+!\[([^\[\]\n]{1,200})\]\([^()\n]{0,500}\)[ \t]*$", re.M)
+
+
+def _image_headings(md: str) -> str:
+    """A heading that is only an image (tornado's `|Tornado Web Server|` title, a README's
+    `# ![Logo](logo.png)`) is titled by the image's alt text: it was `(untitled h1)`."""
+    return _IMAGE_HEADING.sub(r"\1 \2", md) if "![" in md else md
 
 
 _ADORNMENT = re.compile(r"^([=\-~^\"'`#*+:._<>])\1{2,}[ \t]*$")
@@ -169,6 +193,8 @@ def read_npm_metadata(root: Path) -> dict:
 def readme_page(root: Path, meta: dict, ecosystem: str, package: str, conv: Converter) -> DocPage | None:
     """The long description (PyPI) or the README file (npm, or an sdist without one)."""
     desc = (meta.get("description") or "").strip() if ecosystem == "pypi" else ""
+    if desc and _included_readme(root, desc, conv):
+        return None  # a docs page includes the README it is (arrow's, jsonschema's docs/index.rst)
     if desc and desc.upper() != "UNKNOWN":
         ctype = meta.get("content_type") or "text/x-rst"
         suffix = ".md" if "markdown" in ctype else ".rst" if "rst" in ctype else ".txt"
@@ -230,6 +256,19 @@ def retitled(page: DocPage, fallback: str, names_page) -> DocPage:
         page.body = f"# {page.title}\n\n{page.body.lstrip(chr(10))}"
     page.title = fallback
     return page
+
+
+def _included_readme(root: Path, desc: str, conv: Converter) -> bool:
+    """A docs page included a root README file whose text is the long description: the
+    README page would repeat that docs page (under the same title, `X (2)`)."""
+    want = " ".join(desc.split())[:README_PREFIX]  # the opening: build hooks append to the rest
+    for path in root.iterdir():
+        if path.is_file() and path.name.lower().startswith("readme") and path.resolve() in conv.included \
+                and path.stat().st_size <= MAX_PAGE_BYTES:
+            text, _ = read_text_lossy(path)
+            if " ".join(text.split())[:README_PREFIX] == want:
+                return True
+    return False
 
 
 def _titled_by_first_heading(body: str, title: str) -> bool:
@@ -318,4 +357,23 @@ def docs_pages(root: Path, conv: Converter, warnings: list[str], langs: set[str]
                 warnings.append(f"{d.path.relative_to(root).as_posix()}: skipped (binary or too large)")
                 continue
             pages.append((order[id(d)], page))
-    return [p for _, p in sorted(pages, key=lambda x: x[0])]
+    out = [p for _, p in sorted(pages, key=lambda x: x[0])]
+    _qualify_shared_titles(out)
+    return out
+
+
+def _qualify_shared_titles(pages: list[DocPage]) -> None:
+    """Pages that share a title are told apart by their folder: polars' four
+    `reference/{dataframe,lazyframe,series,expressions}/aggregation.rst` were `Aggregation`,
+    `Aggregation (2)`, `(3)`, `(4)`; now `Aggregation (dataframe)`, `Aggregation (series)`...
+    Left as they are when the folders do not tell them apart either."""
+    by_title: dict[str, list[DocPage]] = {}
+    for page in pages:
+        by_title.setdefault(page.title.casefold(), []).append(page)
+    for group in by_title.values():
+        if len(group) < 2:
+            continue
+        parents = [PurePosixPath(p.source).parent.name for p in group]
+        if all(parents) and len({x.casefold() for x in parents}) == len(parents):
+            for page, parent in zip(group, parents, strict=True):
+                page.title = f"{page.title} ({parent})"

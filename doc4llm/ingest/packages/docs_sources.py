@@ -48,6 +48,8 @@ SKIP_IN_ROOT = {"_build", "_static", "_templates", "_themes", "_theme", "_ext", 
                 "node_modules", "__pycache__", "venv", ".venv"}
 SPHINX_GENERATED = {"genindex", "py-modindex", "modindex", "search"}
 MAX_CONF_BYTES = 512 * 1024
+MAX_TXT_SNIFFS = 500  # `.txt` files of top-level folders read to see whether they are reStructuredText
+MIN_OWN_PAGES = 3  # a folder whose own files are mostly pages is a docs tree with at least this many
 PACKAGE = -10**9  # a file count no docs tree reaches: marks a Python package folder
 _FRAGMENT = re.compile(r"^[+\w-]*\d+[\w-]*\.\w+(\.\d+)?\.(md|rst|txt)$")  # towncrier: 1234.feature.rst
 # ISO 639-1 codes: a folder or suffix named by one may be a translation
@@ -164,6 +166,8 @@ def find_docs(root: Path, wanted_langs: set[str] | None = None) -> Found:
     roots: list[DocsRoot] = []
     notes: list[str] = []
     top_dirs: dict[str, list[int]] = {}  # top-level folder -> [doc files, all files, fragments]
+    own: dict[str, list[int]] = {}  # top-level folder -> [doc files, all files] directly inside it
+    txt_budget = [MAX_TXT_SNIFFS]
     for here, dirnames, filenames in _walk(root):
         names = set(filenames)
         rel = here.relative_to(root)
@@ -183,19 +187,29 @@ def find_docs(root: Path, wanted_langs: set[str] | None = None) -> Found:
             counts = top_dirs.setdefault(rel.parts[0], [0, 0, 0])
             if len(rel.parts) == 1 and "__init__.py" in names:
                 counts[1] = PACKAGE  # a Python package: its .md/.rst files are not a docs tree
+            direct = own.setdefault(rel.parts[0], [0, 0]) if len(rel.parts) == 1 else None
             for name in filenames:
                 counts[1] += 1
                 suffix = os.path.splitext(name)[1].lower()
                 if suffix in MARKDOWN | RST:  # `.txt` pages are read from a tree, not what makes one
                     counts[0] += 1
                     counts[2] += bool(_FRAGMENT.match(name))
+                if direct is not None:
+                    direct[1] += 1
+                    direct[0] += suffix in MARKDOWN | RST or (suffix in TEXT and _sniff_rst(here / name, txt_budget))
     roots = _dedupe(roots)
     if not roots:
         for name, (docs, total, fragments) in sorted(top_dirs.items()):
-            if docs >= 1 and docs * 3 >= total > 0 and fragments * 2 < docs and \
+            direct_docs, direct_total = own.get(name, (0, 0))
+            # mostly docs, or a folder whose own files are mostly docs: lxml's `doc/` holds 25
+            # reStructuredText `.txt` pages beside a built HTML copy and slide decks
+            mostly = (docs >= 1 and docs * 3 >= total > 0) or \
+                (direct_docs >= MIN_OWN_PAGES and direct_docs * 2 >= direct_total and total > 0)
+            if mostly and fragments * 2 < max(docs, 1) and \
                     name.lower() not in {"src", "lib", "dist", "build", "examples", "example", "benchmarks"}:
                 roots.append(DocsRoot(root / name, "tree", MARKDOWN | RST | TEXT))
     _languages_of_siblings(roots)
+    _languages_of_tagged_copies(roots)
     if roots and all(r.lang is not None for r in roots):  # no English: the biggest project's language
         main = _ordered(roots)[0].lang
         for r in roots:
@@ -245,13 +259,50 @@ def _languages_of_siblings(roots: list[DocsRoot]) -> None:
         if len(group) < 2:
             continue
         named = [r for r in group if _SHORT_NAME.match((r.config.parent if r.config else r.path).name)]
-        if len(named) < 2:
+        # at least two real language codes: sympy's `doc/api` and `doc/src` are two projects
+        # with short names, not two languages (its whole `src` manual was left out)
+        if len(named) < 2 or sum(1 for r in named if lang_of_name(
+                (r.config.parent if r.config else r.path).name)) < 2:
             continue
         langs = {id(r): (r.config.parent if r.config else r.path).name.lower().replace("_", "-") for r in named}
         default = next((r for r in named if langs[id(r)] == "en"), None) or \
             next((r for r in named if r.lang is None), named[0])
         for r in named:
             r.lang = None if r is default else langs[id(r)]
+
+
+_LANG_ALIASES = {"jp": "ja", "cn": "zh-cn", "kr": "ko", "br": "pt-br"}  # country codes used for languages
+_TAGGED = re.compile(r"^(.+?)[._-]([A-Za-z]{2,7})$")
+
+
+def _lang_tag(tag: str) -> str | None:
+    """`ru`, `pt_BR`, `ptbr` (two codes run together), `jp` (a country code used for a
+    language) -> the language; None otherwise."""
+    tag = tag.lower()
+    if tag in _LANG_ALIASES:
+        return _LANG_ALIASES[tag]
+    if lang_of_name(tag):
+        return lang_of_name(tag)
+    if len(tag) == 4 and tag[:2] in LANGS and tag.isalpha():
+        return f"{tag[:2]}-{tag[2:]}"
+    return None
+
+
+def _languages_of_tagged_copies(roots: list[DocsRoot]) -> None:
+    """A project in a folder named like another project's plus a language tag is its
+    translation: Beautiful Soup's `doc.ru/source`, `doc.zh/source`, `doc.ptbr/source`
+    beside `doc/source` (their conf.py files do not say `language`)."""
+    paths = {r.path.resolve(): r for r in roots}
+    for r in roots:
+        if r.lang is not None:
+            continue
+        parts = r.path.resolve().parts
+        for i, part in enumerate(parts):
+            m = _TAGGED.match(part)
+            lang = _lang_tag(m.group(2)) if m else None
+            if lang and Path(*parts[:i], m.group(1), *parts[i + 1:]) in paths:
+                r.lang = lang
+                break
 
 
 def _ordered(roots: list[DocsRoot]) -> list[DocsRoot]:
@@ -295,6 +346,33 @@ def _root_files(r: DocsRoot, nested: set[Path]):
             yield path
 
 
+def _sniff_rst(path: Path, budget: list[int]) -> bool:
+    """`_txt_is_rst` for at most `budget[0]` files of a whole archive (each reads 4 KB)."""
+    name = path.name.lower()
+    if budget[0] <= 0 or name.startswith(("requirements", "license", "licence", "robots", "spelling")):
+        return False
+    budget[0] -= 1
+    return _txt_is_rst(path)
+
+
+_EN_WORDS = {"the", "and", "of", "to", "is", "in", "that", "for", "with", "this", "be", "are", "it", "as", "by",
+             "on", "you", "can", "an", "or", "not", "if", "from"}
+
+
+def _reads_english(path: Path) -> bool:
+    """The file's opening reads as English (or has too few words to tell): common English
+    words make at least a tenth of its words, as they do in any English prose."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(8000).decode("utf-8", "replace").lower()
+    except OSError:
+        return True
+    words = re.findall(r"[^\W\d_]+", head)
+    if len(words) < 30:
+        return True
+    return sum(1 for w in words if w in _EN_WORDS) * 10 >= len(words)
+
+
 def _txt_is_rst(path: Path) -> bool:
     try:
         with open(path, "rb") as fh:
@@ -336,6 +414,7 @@ def _with_languages(r: DocsRoot, paths: list[Path]) -> list[tuple[Path, str | No
         mirrored = sum(1 for x in inner if x in own)
         if len(candidates) >= 2 or (inner and mirrored * 3 >= len(inner)):
             lang_dirs[d] = lang or d
+    names = {rel.as_posix() for rel in rels}
     suffix_langs: dict[tuple[Path, str], set[str]] = {}  # (folder, base name) -> `.fr`, `.de` suffixes
     for rel in rels:
         parts = rel.name.split(".")
@@ -346,8 +425,13 @@ def _with_languages(r: DocsRoot, paths: list[Path]) -> list[tuple[Path, str | No
         lang = lang_dirs.get(rel.parts[0]) if len(rel.parts) > 1 else None
         if lang is None:
             parts = rel.name.split(".")
-            if len(parts) >= 3 and lang_of_name(parts[-2]) and r.kind != "sphinx" and \
-                    (r.i18n_suffix or len(suffix_langs.get((rel.parent, ".".join(parts[:-2])), ())) >= 2):
+            base = (rel.parent, ".".join(parts[:-2]))
+            # `README.ru.rst` beside `README.rst` (zope.interface's Sphinx docs) is its translation
+            mirrored = len(parts) >= 3 and (rel.parent / f"{base[1]}.{parts[-1]}").as_posix() in names
+            if len(parts) >= 3 and lang_of_name(parts[-2]) and (
+                    (r.kind != "sphinx" and (r.i18n_suffix or len(suffix_langs.get(base, ())) >= 2))
+                    # the text must say so too: sphinx-apidoc's `pkg.io.rst` beside `pkg.rst` is English
+                    or (mirrored and parts[-2].lower() != "en" and not _reads_english(path))):
                 lang = lang_of_name(parts[-2])
         if lang is not None and r.lang is None and lang == "en":
             lang = None  # `docs/en/` beside `docs/fr/`: English is the default

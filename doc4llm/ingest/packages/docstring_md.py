@@ -149,7 +149,8 @@ def _sections(text: str):
 def _item(name: str, ann: str, desc: str, default: str, deprecations: list[str]) -> str:
     head = f"`{name}`" if name else ""
     if ann:
-        ann = " ".join(ann.split())
+        ann = _SUBSTITUTION.sub(lambda m: m.group(1) if len(m.group(1)) > 1 else m.group(0),
+                                " ".join(ann.split()))  # `|str|` as a type: str
         ann = inline_markdown(ann) if "`" in ann else _code(ann)  # `:class:`~a.B`` as a type
         head = f"{head} ({ann})" if head else ann
     if default:
@@ -488,10 +489,27 @@ def _field(name: str, arg: str, text: str) -> str:
 
 
 def inline_markdown(text: str) -> str:
-    """reST inline markup to markdown (roles, interpreted text, links, literals)."""
+    """reST inline markup to markdown (roles, interpreted text, links, literals,
+    substitution references)."""
+    if "|" in text:
+        text = _SUBSTITUTION.sub(_substitution, text)
     if "`" not in text:
         return text
     return _INLINE.sub(_inline_one, text)
+
+
+# `|Logger|`, `|file-like object|_`: a substitution whose definition lives elsewhere (another
+# docstring, conf.py's rst_epilog) reads as its name, code when it is one (loguru's
+# docstrings are full of them); table cells (`| a |`) have spaces inside the bars
+_SUBSTITUTION = re.compile(r"(?<![\w|`])\|([^\s|`](?:[^|`\n]{0,58}[^\s|`])?)\|(?:__?)?(?![\w|])")
+
+
+def _substitution(m: re.Match) -> str:
+    name = m.group(1)
+    link = m.group(0).endswith("_")
+    if not link and (len(name) < 2 or not re.fullmatch(r"[A-Za-z_][\w.-]*(?:\(\))?", name)):
+        return m.group(0)  # `|x|`, `|G|`, `|a - b|`: an absolute value, not a substitution
+    return _code(name) if re.fullmatch(r"[A-Za-z_][\w.]*(?:\(\))?", name) else name
 
 
 def _inline_one(m: re.Match) -> str:

@@ -230,9 +230,11 @@ def collect_pages(root: Path, release: Release, meta: dict, warnings: list[str],
             from doc4llm.ingest.packages.dts_deps import dependency_api_pages
 
             api += dependency_api_pages(api_root, types_from or display, http, npm, work, warnings)
-    conv = Converter(root, lookup=ApiLookup(api) if release.ecosystem == "pypi" else None)
+    conv = Converter(root, lookup=ApiLookup(api) if release.ecosystem == "pypi" else None, version=release.version)
     docs = docs_pages(root, conv, warnings, langs)
     readme = readme_page(root, meta, release.ecosystem, display, conv)
+    if readme and any(p.title.casefold() == readme.title.casefold() for p in docs):
+        readme.title = f"{display} README"  # tornado's README and docs index share their title
     changelog = changelog_pages(root, display, conv, docs)
     warnings.extend(conv.warnings())
     return ([readme] if readme else []) + docs + changelog + api, types_from
