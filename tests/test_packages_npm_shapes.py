@@ -357,3 +357,28 @@ def test_a_bundle_of_ambient_modules_says_which_module_each_name_comes_from(tmp_
         "declare module 'node:fs' {\n    export * from 'fs';\n}\n")})
     body = typescript_api_pages(tmp_path / "n", [])[0].body
     assert "## readFileSync\n\nRead a file." in body and "From module" not in body
+
+
+def test_a_bare_namespace_inside_an_ambient_module_is_documented(tmp_path):
+    """stripe 16.8.0: 263 files of `declare module 'stripe' { namespace Stripe { interface
+    CustomerCreateParams ... } }` (no `export`: inside an ambient module every declaration
+    is exported) gave 2 API sections; tree-sitter reads a bare `namespace X { }` as an
+    expression statement, and it was skipped."""
+    write(tmp_path, {
+        "package.json": '{"name": "pay", "types": "types/index.d.ts"}',
+        "types/index.d.ts": "///<reference path='./Customers.d.ts' />\n"
+                            "declare module 'pay' {\n  export namespace Pay {}\n  export class Pay {\n"
+                            "    customers: Pay.CustomersResource;\n  }\n  export default Pay;\n}\n",
+        "types/Customers.d.ts": (
+            "declare module 'pay' {\n  namespace Pay {\n    interface CustomerCreateParams {\n"
+            "      /** Customer's email address. */\n      email?: string;\n    }\n"
+            "    namespace CustomerCreateParams {\n      /** Where to ship. */\n      interface Shipping { name: string }\n    }\n"
+            "    class CustomersResource {\n      /** Creates a new customer object. */\n"
+            "      create(params?: CustomerCreateParams): Promise<unknown>;\n    }\n  }\n}\n"),
+        "global.d.ts": "namespace Legacy {\n  /** Kept. */\n  interface Old { x: 1 }\n}\n"})
+    pages = {p.source: p.body for p in typescript_api_pages(tmp_path, [])}
+    body = pages["types/Customers.d.ts"]
+    assert {"Pay.CustomerCreateParams", "Pay.CustomerCreateParams.Shipping", "Pay.CustomersResource"} <= set(heads(body))
+    assert "### Pay.CustomerCreateParams.email\n\nCustomer's email address." in body
+    assert "### Pay.CustomersResource.create\n\nCreates a new customer object." in body
+    assert "## Legacy.Old\n\nKept." in pages["global.d.ts"]

@@ -156,7 +156,7 @@ class _FileDoc:
                     else:
                         stack.append((block, prefix, depth + 1, False))
                     continue
-                decl = _unwrap(node) if node.type == "ambient_declaration" else node
+                decl = _unwrap(node)
                 if decl is None or decl.type not in DECLS:
                     continue
                 if module_scope and depth == 0:  # module-private unless an export list names it
@@ -403,8 +403,15 @@ def _ambient_modules(children, src: bytes) -> list[tuple[int, int, str]]:
 
 
 def _unwrap(node):
-    """`declare class X` -> the class declaration (tsc writes `export declare ...`)."""
-    if node is None or node.type != "ambient_declaration":
+    """`declare class X` -> the class declaration (tsc writes `export declare ...`); a bare
+    `namespace X { }` statement (tree-sitter reads it as an expression) -> the namespace:
+    inside `declare module 'stripe' { namespace Stripe { ... } }` it is the whole API."""
+    if node is None:
+        return node
+    if node.type == "expression_statement":
+        inner = node.named_children[0] if node.named_child_count == 1 else None
+        return inner if inner is not None and inner.type == "internal_module" else node
+    if node.type != "ambient_declaration":
         return node
     return next((c for c in node.named_children if c.type in DECLS), None)
 
