@@ -382,3 +382,26 @@ def test_a_bare_namespace_inside_an_ambient_module_is_documented(tmp_path):
     assert "### Pay.CustomerCreateParams.email\n\nCustomer's email address." in body
     assert "### Pay.CustomersResource.create\n\nCreates a new customer object." in body
     assert "## Legacy.Old\n\nKept." in pages["global.d.ts"]
+
+
+def test_a_scoped_package_name_as_set_name_is_refused_with_the_set_name_to_use(tmp_path):
+    """`--set @angular/core@18.2.0` (the name an agent knows) was refused as holding a path
+    separator, without saying that the set is `angular__core@18.2.0`."""
+    write(tmp_path / "notes", {"a.md": "# Notes\n\nInject a service.\n"})
+    env = {"DOC4LLM_EMBEDDER": "none"}
+    assert run_cli("add", tmp_path / "notes", "--set", "notes@1", "--docs-dir", tmp_path / "md", env=env).returncode == 0
+    r = run_cli("search", "inject", "--set", "@angular/core@18.2.0", "--docs-dir", tmp_path / "md", env=env)
+    assert r.returncode == 2, r.stderr
+    assert "`angular__core@18.2.0`" in r.stderr
+
+
+def test_vendored_copies_of_other_projects_make_no_pages(tmp_path):
+    """openai 4.56.0: 38 of its 109 API pages were `_vendor/zod-to-json-schema/...`;
+    puppeteer-core 23.1 documented `lib/cjs/third_party/rxjs`."""
+    write(tmp_path, {
+        "package.json": '{"name": "client", "types": "index.d.ts"}',
+        "index.d.ts": "import { parse } from './_vendor/json/parser';\n/** The client. */\n"
+                      "export declare class Client { parse: typeof parse }\n",
+        "_vendor/json/parser.d.ts": "/** Parse JSON. */\nexport declare function parse(s: string): unknown;\n",
+        "lib/third_party/mitt/mitt.d.ts": "export declare function mitt(): void;\n"})
+    assert [p.source for p in typescript_api_pages(tmp_path, [])] == ["index.d.ts"]
