@@ -278,3 +278,130 @@ def test_readme_cleaning_takes_linear_time_on_hostile_lines(tmp_path):
         return ("[![" * 300 + "<a href='x" + "<img " * 300 + "\n") * (n // 300) + "<div>\n" + "<p>x</p>\n" * n
 
     assert_linear(clean_readme, run, 3000, what="README cleaning")
+
+
+# zustand 4.5: `typesVersions` sends TypeScript < 4.0 to `ts3.4/` (down-levelled copies);
+# jotai 2.9: its first range (`>=4.8`) maps to the package itself, a later one (`>=3.8`)
+# to `ts3.8/`, the catch-all to a stub; its `esm/*.d.mts` name their modules `./x.mjs`;
+# lit 3.2's `exports` point at `development/`, a copy of its root files
+DOWNLEVEL = {
+    "package.json": json.dumps({
+        "name": "store", "version": "4.0.0", "types": "./index.d.ts",
+        "exports": {".": {"import": {"types": "./esm/index.d.mts"}, "default": {"types": "./index.d.ts"}},
+                    "./vanilla": {"types": "./dev/vanilla.d.ts", "default": "./vanilla.js"}},
+        "typesVersions": {">=4.8": {"esm/*": ["esm/*"], "*": ["*"]}, ">=3.8": {"*": ["ts3.8/*"]},
+                          "<3.8": {"*": ["ts_version_3.8_required.d.ts"]}}}),
+    "index.d.ts": "export { create } from './vanilla';\nexport * from './react';\n",
+    "esm/index.d.mts": "export { create } from './vanilla.mjs';\nexport * from './react.mjs';\n",
+    "vanilla.d.ts": "/** Make a store. */\nexport declare function create<T>(init: T): T;\n",
+    "dev/vanilla.d.ts": "/** Make a store. */\nexport declare function create<T>(init: T): T;\n",
+    "esm/vanilla.d.mts": "/** Make a store. */\nexport declare function create<T>(init: T): T;\n",
+    "react.d.ts": "/** Use it. */\nexport declare function useStore(): void;\n",
+    "esm/react.d.mts": "/** Use it. */\nexport declare function useStore(): void;\n",
+    "ts3.8/vanilla.d.ts": "/** Make a store. */\nexport declare function create<T>(init: T): T | undefined;\n",
+    "ts3.8/react.d.ts": "/** Use it. */\nexport declare function useStore(): void | undefined;\n",
+    "ts_version_3.8_required.d.ts": "/** Upgrade TypeScript. */\nexport declare const error: 'ts>=3.8';\n",
+}
+
+
+def test_typesversions_copies_and_module_system_twins_make_no_pages(tmp_path):
+    """zustand 4.5.5 had 24 API pages, 9 of them `ts3.4/` copies for old compilers; jotai
+    2.9.3 56, with 17 `ts3.8/` and 4 `esm/*.d.mts` pages that differ from the root ones
+    only in `from './x.mjs'`; lit's and zustand's pages were named `development - ...`,
+    `esm - ...` after the copy the `exports` map reaches first."""
+    pages = {p.source: p for p in typescript_api_pages(write(tmp_path, DOWNLEVEL), [])}
+    assert set(pages) == {"index.d.ts", "vanilla.d.ts", "react.d.ts"}, sorted(pages)
+    assert pages["vanilla.d.ts"].title == "vanilla.d.ts"
+    assert "`dev/vanilla.d.ts`" in pages["vanilla.d.ts"].body and "`esm/vanilla.d.mts`" in pages["vanilla.d.ts"].body
+    assert "`esm/index.d.mts`" in pages["index.d.ts"].body
+
+
+def test_typesversions_that_maps_every_compiler_keeps_its_tree(tmp_path):
+    """`"*": {"*": ["dist/types/*"]}` is how a package names its one tree: it is the API."""
+    write(tmp_path, {
+        "package.json": json.dumps({"name": "one", "version": "1.0.0",
+                                    "typesVersions": {"*": {"*": ["dist/types/*"]}, "<4": {"*": ["old/*"]}}}),
+        "dist/types/index.d.ts": "/** Go. */\nexport declare function go(): void;\n",
+        "old/index.d.ts": "/** Go. */\nexport declare function go(): void | undefined;\n"})
+    assert [p.source for p in typescript_api_pages(tmp_path, [])] == ["dist/types/index.d.ts"]
+    # when the old compilers' copies are all there is, they are read
+    write(tmp_path / "only", {"package.json": '{"name": "o", "typesVersions": {"<4": {"*": ["ts3/*"]}}}',
+                              "ts3/index.d.ts": "export declare const x: 1;\n"})
+    assert [p.source for p in typescript_api_pages(tmp_path / "only", [])] == ["ts3/index.d.ts"]
+
+
+# svelte 4's `types/index.d.ts` (dts-buddy): one `declare module 'svelte/xxx' { }` per subpath
+AMBIENT_BUNDLE = (
+    "declare module 'kit' {\n    /** Mount a component. */\n    export function onMount(fn: () => void): void;\n"
+    "    export interface Processed { code: string }\n}\n\n"
+    "declare module 'kit/store' {\n    /** A store you can set. */\n    export function writable<T>(v: T): Writable<T>;\n"
+    "    export interface Writable<T> {\n        /** Set the value. */\n        set(v: T): void;\n    }\n}\n\n"
+    "declare module 'kit/compiler' {\n    /** @deprecated use the new one */\n"
+    "    export interface Processed { map?: string }\n}\n")
+
+
+def test_a_bundle_of_ambient_modules_says_which_module_each_name_comes_from(tmp_path):
+    """svelte 4.2.19: `writable` (svelte/store), `onMount` (svelte), `compile`
+    (svelte/compiler) were sections of one page that never said where to import them from;
+    `Processed` of two modules was merged into one section."""
+    write(tmp_path, {"package.json": '{"name": "kit", "types": "types/index.d.ts"}', "types/index.d.ts": AMBIENT_BUNDLE})
+    body = typescript_api_pages(tmp_path, [])[0].body
+    assert "## writable\n\n*From module `kit/store`.*\n\nA store you can set." in body
+    assert "## onMount\n\n*From module `kit`.*" in body
+    assert "### Writable.set" in body
+    assert heads(body).count("Processed") == 2
+    assert "## Processed\n\n**Deprecated:** use the new one\n\n*From module `kit/compiler`.*" in body
+    # one module in a file (@types/node's `fs.d.ts` and its `node:fs` alias) needs no such line
+    write(tmp_path / "n", {"package.json": '{"name": "n", "types": "fs.d.ts"}', "fs.d.ts": (
+        "declare module 'fs' {\n    /** Read a file. */\n    export function readFileSync(p: string): string;\n}\n"
+        "declare module 'node:fs' {\n    export * from 'fs';\n}\n")})
+    body = typescript_api_pages(tmp_path / "n", [])[0].body
+    assert "## readFileSync\n\nRead a file." in body and "From module" not in body
+
+
+def test_a_bare_namespace_inside_an_ambient_module_is_documented(tmp_path):
+    """stripe 16.8.0: 263 files of `declare module 'stripe' { namespace Stripe { interface
+    CustomerCreateParams ... } }` (no `export`: inside an ambient module every declaration
+    is exported) gave 2 API sections; tree-sitter reads a bare `namespace X { }` as an
+    expression statement, and it was skipped."""
+    write(tmp_path, {
+        "package.json": '{"name": "pay", "types": "types/index.d.ts"}',
+        "types/index.d.ts": "///<reference path='./Customers.d.ts' />\n"
+                            "declare module 'pay' {\n  export namespace Pay {}\n  export class Pay {\n"
+                            "    customers: Pay.CustomersResource;\n  }\n  export default Pay;\n}\n",
+        "types/Customers.d.ts": (
+            "declare module 'pay' {\n  namespace Pay {\n    interface CustomerCreateParams {\n"
+            "      /** Customer's email address. */\n      email?: string;\n    }\n"
+            "    namespace CustomerCreateParams {\n      /** Where to ship. */\n      interface Shipping { name: string }\n    }\n"
+            "    class CustomersResource {\n      /** Creates a new customer object. */\n"
+            "      create(params?: CustomerCreateParams): Promise<unknown>;\n    }\n  }\n}\n"),
+        "global.d.ts": "namespace Legacy {\n  /** Kept. */\n  interface Old { x: 1 }\n}\n"})
+    pages = {p.source: p.body for p in typescript_api_pages(tmp_path, [])}
+    body = pages["types/Customers.d.ts"]
+    assert {"Pay.CustomerCreateParams", "Pay.CustomerCreateParams.Shipping", "Pay.CustomersResource"} <= set(heads(body))
+    assert "### Pay.CustomerCreateParams.email\n\nCustomer's email address." in body
+    assert "### Pay.CustomersResource.create\n\nCreates a new customer object." in body
+    assert "## Legacy.Old\n\nKept." in pages["global.d.ts"]
+
+
+def test_a_scoped_package_name_as_set_name_is_refused_with_the_set_name_to_use(tmp_path):
+    """`--set @angular/core@18.2.0` (the name an agent knows) was refused as holding a path
+    separator, without saying that the set is `angular__core@18.2.0`."""
+    write(tmp_path / "notes", {"a.md": "# Notes\n\nInject a service.\n"})
+    env = {"DOC4LLM_EMBEDDER": "none"}
+    assert run_cli("add", tmp_path / "notes", "--set", "notes@1", "--docs-dir", tmp_path / "md", env=env).returncode == 0
+    r = run_cli("search", "inject", "--set", "@angular/core@18.2.0", "--docs-dir", tmp_path / "md", env=env)
+    assert r.returncode == 2, r.stderr
+    assert "`angular__core@18.2.0`" in r.stderr
+
+
+def test_vendored_copies_of_other_projects_make_no_pages(tmp_path):
+    """openai 4.56.0: 38 of its 109 API pages were `_vendor/zod-to-json-schema/...`;
+    puppeteer-core 23.1 documented `lib/cjs/third_party/rxjs`."""
+    write(tmp_path, {
+        "package.json": '{"name": "client", "types": "index.d.ts"}',
+        "index.d.ts": "import { parse } from './_vendor/json/parser';\n/** The client. */\n"
+                      "export declare class Client { parse: typeof parse }\n",
+        "_vendor/json/parser.d.ts": "/** Parse JSON. */\nexport declare function parse(s: string): unknown;\n",
+        "lib/third_party/mitt/mitt.d.ts": "export declare function mitt(): void;\n"})
+    assert [p.source for p in typescript_api_pages(tmp_path, [])] == ["index.d.ts"]

@@ -49,7 +49,9 @@ def _check_component(value: str, what: str) -> str:
     if os.path.isabs(value):
         raise InputError(f"{what} name {value!r} is an absolute path: refused")
     if "/" in value or "\\" in value:
-        raise InputError(f"{what} name {value!r} contains a path separator: refused")
+        scoped = what == "set" and value.startswith("@") and value.count("/") == 1
+        hint = f"a scoped npm package's set is named `{value[1:].replace('/', '__', 1)}`" if scoped else None
+        raise InputError(f"{what} name {value!r} contains a path separator: refused", hint=hint)
     return value
 
 

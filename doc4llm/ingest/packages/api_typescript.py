@@ -26,6 +26,7 @@ A member whose JSDoc has `@deprecated` opens with `**Deprecated:** ...`.
 
 from __future__ import annotations
 
+import bisect
 import re
 from pathlib import Path
 
@@ -44,6 +45,7 @@ DECLS = {"function_signature", "function_declaration", "class_declaration", "abs
 MEMBERS = {"property_signature", "method_signature", "public_field_definition", "method_definition",
            "abstract_method_signature", "call_signature", "construct_signature"}
 _DEFINED_IN = re.compile(r": defined in `[^`\n]*`")
+_SPECIFIER_EXT = re.compile(r"""(['"]\.{1,2}/[^'"\n]{0,300}?)(?:\.d)?\.[mc]?[jt]s(['"])""")
 _TAG = re.compile(r"^@(\w+)\s*(.*)$")
 _DEPRECATED_TAG = re.compile(r"^[ \t]*(?:/\*\*|\*)?[ \t]*@deprecated\b[ \t]*(.*)$", re.M)
 
@@ -74,12 +76,17 @@ def typescript_api_pages(root: Path, warnings: list[str], label: str = "") -> li
         body = doc.render()
         if not body:
             continue
-        same = _DEFINED_IN.sub("", body)  # a copy's re-exports point into its own tree
+        same = copy_key(body)
+        title = f"{label}{rel}".replace("/", " - ")  # a folder name holds no "/"
         if same in seen:  # the same declarations built for another module system or target
-            copies.setdefault(seen[same], []).append(rel)  # (dayjs `esm/`, react-query `build/legacy/`)
+            i = seen[same]  # (dayjs `esm/`, react-query `build/legacy/`, jotai `esm/*.d.mts`)
+            if rel.count("/") < pages[i].source.count("/"):  # the shallowest copy names the page:
+                copies.setdefault(i, []).append(pages[i].source)  # `vanilla.d.ts`, not lit's
+                pages[i] = DocPage(title, body, rel, f"api:{label}{rel}", API)  # `development/`
+            else:
+                copies.setdefault(i, []).append(rel)
             continue
         seen[same] = len(pages)
-        title = f"{label}{rel}".replace("/", " - ")  # a folder name holds no "/"
         pages.append(DocPage(title, body, rel, f"api:{label}{rel}", API))
     for i, rels in copies.items():
         shown = ", ".join(f"`{r}`" for r in rels[:5]) + (f" and {len(rels) - 5} more" if len(rels) > 5 else "")
@@ -88,6 +95,13 @@ def typescript_api_pages(root: Path, warnings: list[str], label: str = "") -> li
         warnings.append(f"namespaces nested deeper than {MAX_NAMESPACE_DEPTH} levels not documented in "
                         + ", ".join(deep[:3]) + (f" and {len(deep) - 3} more" if len(deep) > 3 else ""))
     return pages
+
+
+def copy_key(body: str) -> str:
+    """What two builds of the same declarations share: a copy's re-exports point into its
+    own tree and name their modules for its module system (`'./atom.mjs'`, `'./atom.js'`,
+    `'./atom'`)."""
+    return _SPECIFIER_EXT.sub(r"\1\2", _DEFINED_IN.sub("", body))
 
 
 def _text(node, src: bytes) -> str:
@@ -111,10 +125,12 @@ class _FileDoc:
         self.ns_lists: list[tuple[str, str, str]] = []
         self.listed_decls: set[int] = set()  # locals already documented through an export list
         self.too_deep = False
+        self.modules: list[tuple[int, int, str]] = []  # `declare module "pkg/sub" { }`: start, end, name
 
     # -- walking -----------------------------------------------------------------------
     def collect(self, program) -> None:
         children = program.named_children
+        self.modules = _ambient_modules(children, self.src)
         is_module = any(c.type in ("export_statement", "import_statement") for c in children)
         listed: dict[str, str] = {}  # local name -> exported name (`export { a as b }`, default, =)
         defaults: set[str] = set()
@@ -140,7 +156,7 @@ class _FileDoc:
                     else:
                         stack.append((block, prefix, depth + 1, False))
                     continue
-                decl = _unwrap(node) if node.type == "ambient_declaration" else node
+                decl = _unwrap(node)
                 if decl is None or decl.type not in DECLS:
                     continue
                 if module_scope and depth == 0:  # module-private unless an export list names it
@@ -312,15 +328,21 @@ class _FileDoc:
         parts += [x for x in (text, f"```ts\n{code}\n```") if x]
         self._add(outer.start_byte, title, parts + members, jsdoc)
 
+    def _module_of(self, offset: int) -> str:
+        i = bisect.bisect_right(self.modules, (offset, float("inf"), "")) - 1
+        return self.modules[i][2] if i >= 0 and offset < self.modules[i][1] else ""
+
     def _add(self, offset: int, title: str, parts: list[str], jsdoc: str | None) -> None:
-        if title in self.by_name:  # an overload, or a namespace merged with a function: one section
-            i = self.by_name[title]
+        module = self._module_of(offset) if self.modules else ""
+        key = f"{module}\0{title}" if module else title  # `Processed` of two modules: two sections
+        if key in self.by_name:  # an overload, or a namespace merged with a function: one section
+            i = self.by_name[key]
             pos, text = self.sections[i]
             self.sections[i] = (pos, text + "\n\n" + "\n\n".join(p for p in parts if p))
             return
         mark = deprecation_line(jsdoc) if jsdoc else None
         head = [f"## {title}"] + ([mark] if mark else [])
-        self.by_name[title] = len(self.sections)
+        self.by_name[key] = len(self.sections)
         self.sections.append((offset, "\n\n".join(head + [p for p in parts if p])))
 
     def _note(self, title: str, note: str) -> None:
@@ -334,7 +356,10 @@ class _FileDoc:
         self.sections[i] = (pos, f"{head}\n\n{note}\n\n{rest}" if rest else f"{head}\n\n{note}")
 
     def render(self) -> str:
-        parts = [text for _, text in sorted(self.sections, key=lambda s: s[0])]
+        ordered = sorted(self.sections, key=lambda s: s[0])
+        parts = [text for _, text in ordered]
+        if self.modules:
+            parts = self._module_lines(ordered, parts)
         if self.reexports:
             items = self.reexports[:MAX_REEXPORTS]
             parts.append("## Re-exports\n\n" + "\n".join(f"- {r}" if r.startswith("`") else f"- `{r}`"
@@ -342,9 +367,51 @@ class _FileDoc:
         return "\n\n".join(parts)
 
 
+    def _module_lines(self, sections: list[tuple[int, str]], parts: list[str]) -> list[str]:
+        """In a bundle of ambient modules (svelte's `types/index.d.ts`: `declare module
+        'svelte/store' { ... }`, then `'svelte/motion'`...), each section says which module
+        it is imported from; a file of one module (@types/node's `fs`) is left as it is."""
+        where = [self._module_of(pos) for pos, _ in sections]
+        if len({m for m in where if m}) < 2:
+            return parts
+        out = []
+        for module, text in zip(where, parts, strict=True):
+            if module:
+                head, _, rest = text.partition("\n\n")
+                if rest.startswith("**Deprecated"):
+                    mark, _, rest = rest.partition("\n\n")
+                    head = f"{head}\n\n{mark}"
+                text = f"{head}\n\n*From module `{module}`.*" + (f"\n\n{rest}" if rest else "")
+            out.append(text)
+        return out
+
+
+def _ambient_modules(children, src: bytes) -> list[tuple[int, int, str]]:
+    """The file-level `declare module "name" { ... }` blocks naming a package or one of its
+    subpaths (not a relative augmentation like `declare module "../index"`), in order."""
+    out = []
+    for node in children:
+        if node.type != "ambient_declaration":
+            continue
+        mod = next((c for c in node.named_children if c.type == "module"), None)
+        name = mod.child_by_field_name("name") if mod is not None else None
+        if name is not None and name.type == "string":
+            text = _text(name, src).strip("'\"")
+            if text and not text.startswith("."):
+                out.append((node.start_byte, node.end_byte, text))
+    return out
+
+
 def _unwrap(node):
-    """`declare class X` -> the class declaration (tsc writes `export declare ...`)."""
-    if node is None or node.type != "ambient_declaration":
+    """`declare class X` -> the class declaration (tsc writes `export declare ...`); a bare
+    `namespace X { }` statement (tree-sitter reads it as an expression) -> the namespace:
+    inside `declare module 'stripe' { namespace Stripe { ... } }` it is the whole API."""
+    if node is None:
+        return node
+    if node.type == "expression_statement":
+        inner = node.named_children[0] if node.named_child_count == 1 else None
+        return inner if inner is not None and inner.type == "internal_module" else node
+    if node.type != "ambient_declaration":
         return node
     return next((c for c in node.named_children if c.type in DECLS), None)
 

@@ -5,8 +5,11 @@ conditions of `exports`, else `index.d.ts`) export, and the files those re-expor
 (`export * from "./lib"`) or import: zod's `index.d.ts` -> `lib/index.d.ts` ->
 `lib/external.d.ts` -> `lib/types.d.ts`. Files reached that way come first (re-exports
 before imports), then the rest. Never read: tests, benchmarks, examples, fixtures and
-mocks (zod ships `lib/benchmarks/*.d.ts`, `lib/__tests__`), and a `.d.cts`/`.d.mts` twin
-of a `.d.ts` beside it (the same declarations for the other module system).
+mocks (zod ships `lib/benchmarks/*.d.ts`, `lib/__tests__`), vendored copies of other
+projects (openai's `_vendor/`), a `.d.cts`/`.d.mts` twin of a `.d.ts` beside it (the same
+declarations for the other module system), and the down-levelled copies `typesVersions`
+sends older compilers to (zustand's `"<4.0": {"*": ["ts3.4/*"]}`, jotai's `ts3.8/`): only
+the mapping today's TypeScript picks is read.
 Specifiers are found with a regex over the text (linear); nothing is resolved outside the
 package.
 """
@@ -19,12 +22,16 @@ import re
 from collections import deque
 from pathlib import Path
 
+import nodesemver
+
 DTS_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
 MAX_FILES = 300
 MAX_SCAN_BYTES = 2 * 1024 * 1024
 SKIP_DIRS = {"node_modules", ".git", "test", "tests", "__tests__", "__test__", "spec", "__mocks__", "fixtures",
              "__fixtures__", "examples", "example", "benchmarks", "benchmark", "bench", "__benchmarks__", "e2e",
-             "demo", "demos", "test-d", "type-tests", "typetests", "types-tests", "dtslint"}
+             "demo", "demos", "test-d", "type-tests", "typetests", "types-tests", "dtslint",
+             # other projects' code copied in (openai 4.56: 38 of its 109 API pages were `_vendor/`)
+             "_vendor", "vendor", "vendored", "third_party", "third-party", "thirdparty"}
 _EXPORT_FROM = re.compile(r"""^[ \t]*export\s[^;'"]{0,2000}?\bfrom[ \t]*['"](\.{1,2}/[^'"\n]{0,300})['"]""", re.M)
 _IMPORT_FROM = re.compile(r"""(?:\bfrom[ \t]*|\bimport[ \t]*\([ \t]*|^[ \t]*import[ \t]+)['"](\.{1,2}/[^'"\n]{0,300})['"]""", re.M)
 _REFERENCE = re.compile(r"""^[ \t]*///[ \t]*<reference[ \t]+path[ \t]*=[ \t]*['"]([^'"\n]{1,300})['"]""", re.M)
@@ -44,6 +51,10 @@ def dts_files(root: Path) -> list[Path]:
             found.append(Path(dirpath) / name)
     if not found:
         return []
+    older = _downlevel_targets(_package_json(root))
+    if older:
+        kept = [p for p in found if not _under(p.relative_to(root).as_posix(), older)]
+        found = kept or found  # a package whose only declarations are such copies keeps them
     known = {p.resolve(): p for p in found}
     rank: dict[Path, tuple[int, int]] = {}
     queue: deque[tuple[Path, int]] = deque()
@@ -72,13 +83,59 @@ def dts_files(root: Path) -> list[Path]:
     return ordered[:MAX_FILES]
 
 
+def _package_json(root: Path):
+    try:
+        return json.loads((root / "package.json").read_text(encoding="utf-8", errors="replace"))
+    except (OSError, ValueError):
+        return None
+
+
+def _downlevel_targets(pkg) -> list[str]:
+    """Folders (`ts3.4/`) and files that `typesVersions` gives only compilers older than
+    today's: TypeScript takes the first range it satisfies, so every other range's targets
+    are copies for old compilers, unless the current range maps to them too."""
+    versions = pkg.get("typesVersions") if isinstance(pkg, dict) else None
+    if not isinstance(versions, dict):
+        return []
+    current: set[str] = set()
+    other: set[str] = set()
+    chosen = False
+    for rng, mapping in list(versions.items())[:50]:
+        if not isinstance(mapping, dict):
+            continue
+        targets = {_target_prefix(t) for v in list(mapping.values())[:50] if isinstance(v, list)
+                   for t in v[:20] if isinstance(t, str)}
+        targets.discard("")
+        if not chosen and _satisfied_today(rng):
+            current, chosen = targets, True
+        else:
+            other |= targets
+    return sorted(t for t in other if not any(c == t or c.startswith(t) or t.startswith(c) for c in current))
+
+
+def _target_prefix(target: str) -> str:
+    """`./ts3.4/*` -> `ts3.4/`; a file target stays a file; `*` (the package root) -> ``."""
+    target = target.strip()
+    while target.startswith("./"):
+        target = target[2:]
+    return target.split("*", 1)[0] if "*" in target else target
+
+
+def _satisfied_today(rng: str) -> bool:
+    try:
+        return bool(nodesemver.satisfies("999.0.0", rng[:100], loose=True))
+    except Exception:  # noqa: BLE001 - node-semver's port raises on malformed ranges
+        return False
+
+
+def _under(rel: str, targets: list[str]) -> bool:
+    return any(rel == t or (t.endswith("/") and rel.startswith(t)) for t in targets)
+
+
 def _entries(root: Path, known: dict[Path, Path]) -> list[Path]:
     """The package's declared type entry points that exist, else its root `index.d.ts`."""
     out: list[Path] = []
-    try:
-        pkg = json.loads((root / "package.json").read_text(encoding="utf-8", errors="replace"))
-    except (OSError, ValueError):
-        pkg = None
+    pkg = _package_json(root)
     specs: list[str] = []
     if isinstance(pkg, dict):
         for key in ("types", "typings"):
