@@ -276,3 +276,21 @@ def test_autodoc_directives_nested_in_automodule_and_autoclass_are_filled(tmp_pa
     # a method the page does not name stays on the API page only
     assert "Drop this collection." not in text
     assert "doclm-autodoc" not in text
+
+
+def test_past_the_module_cap_modules_without_any_docstring_are_left_out(tmp_path, monkeypatch):
+    # plotly 5.23: 1,461 modules, 860 of them generated `plotly.validators.*` without a
+    # single docstring; under the cap of 600, 285 validator pages took the place of
+    # documented `plotly.graph_objs.*` modules
+    import doc4llm.ingest.packages.api_python as api_python
+
+    monkeypatch.setattr(api_python, "MAX_MODULES", 5)
+    pages, warnings = api(tree(tmp_path, "generated_modules"), "charts")
+    assert set(pages) == {"charts (API)", "charts.graph_objs (API)", "charts.graph_objs.bar (API)",
+                          "charts.graph_objs.pie (API)"}
+    assert "A pie trace: set its data and style" in pages["charts.graph_objs.pie (API)"]
+    assert any("without a single docstring left out" in w for w in warnings)
+    # under the cap nothing is left out: a package with no docstrings keeps its pages
+    monkeypatch.setattr(api_python, "MAX_MODULES", 600)
+    pages, _ = api(tree(tmp_path / "all", "generated_modules"), "charts")
+    assert "charts.validators.scatter (API)" in pages
