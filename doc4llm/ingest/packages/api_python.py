@@ -170,8 +170,11 @@ def _documented(mod) -> bool:
     the module cap they took the place of documented `plotly.graph_objs.*` pages."""
     if getattr(mod, "docstring", None) is not None:
         return True
+    top = mod.path.split(".", 1)[0] + "."
     for member in list(mod.members.values())[:200]:
-        if getattr(member, "is_alias", False):  # a re-export: what it names, when the archive has it
+        if getattr(member, "is_alias", False):  # a re-export from the package itself (not `sys`)
+            if not str(getattr(member, "target_path", "")).startswith(top):
+                continue
             try:
                 member = member.final_target
             except Exception:  # noqa: BLE001 - griffe raises several kinds for unresolvable aliases
