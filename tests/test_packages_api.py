@@ -138,14 +138,14 @@ def test_cap_keeps_public_shallow_reexported_modules(tmp_path, monkeypatch):
 
     files = {"pkg/__init__.py": "from .api import thing\n", "pkg/api.py": "def thing():\n    '''T.'''\n"}
     for i in range(6):
-        files[f"pkg/deep{i}/__init__.py"] = ""
-        files[f"pkg/deep{i}/inner/__init__.py"] = ""
+        files[f"pkg/deep{i}/__init__.py"] = "'''Deep.'''\n"  # documented: depth decides
+        files[f"pkg/deep{i}/inner/__init__.py"] = "'''Inner.'''\n"
         files[f"pkg/deep{i}/inner/mod.py"] = f"def f{i}():\n    '''F.'''\n"
     monkeypatch.setattr(api, "MAX_MODULES", 4)
     pages, warnings = pages_of(write(tmp_path, files))
     assert "pkg.api (API)" in pages and "pkg (API)" in pages
     assert not any(".inner" in t for t in pages)
-    assert any("4 of 20 modules documented" in w for w in warnings), warnings
+    assert any("4 of 20 modules documented (the cap is 4)" in w for w in warnings), warnings
 
 
 DEPRECATED = '''

@@ -231,3 +231,66 @@ def test_a_readme_titled_like_a_docs_page_is_named_the_readme(tmp_path):
     add_archive(archive, tmp_path / "md")
     folders = {p.name for p in (tmp_path / "md" / "frames@1.0").iterdir() if p.is_dir()}
     assert {"Frames", "frames README"} <= folders and "Frames (2)" not in folders, folders
+
+
+def page(set_dir: Path, title: str) -> str:
+    return (set_dir / title / "docContent.md").read_text()
+
+
+def test_mkdocstrings_pages_are_filled_from_the_api(tmp_path):
+    # humanize 4.10: `docs/filesize.md` held only `::: humanize.filesize` (the page MkDocs
+    # fills with the module's docstrings), and the index only the raw
+    # `{% include-markdown "../README.md" start=... end=... %}` tag
+    set_dir = built_set(tmp_path, "mkdocstrings_pages", "sizes", "1.0")
+    filesize = page(set_dir, "Filesize")
+    assert "::: sizes.filesize" not in filesize
+    assert "## sizes.filesize" in filesize and "### naturalsize" in filesize
+    assert "Format a number of bytes like a human readable filesize" in filesize
+    # inside a code fence it is text; a Docusaurus box is not an object
+    assert "::: sizes.not_a_directive_in_code" in filesize
+    assert "A Docusaurus box stays a box." in filesize and "sizes.note" not in filesize
+    units = page(set_dir, "Units")
+    # `heading_level: 3` and `members: [scale]` are applied; the options block is gone
+    assert "### sizes.units.Unit" not in units and "A unit of size, such as kB or MiB." in units
+    assert "Value scaled into this unit." in units and "The unit's short label." not in units
+    assert "options:" not in units and "heading_level" not in units
+    home = page(set_dir, "Home")
+    assert "include-markdown" not in home and "sizes.naturalsize(3000000)" in home
+    assert "## Licence" not in home  # only the part between the markers
+    assert "## Licence" in page(set_dir, "sizes")  # the README, only partly included, stays a page
+
+
+def test_autodoc_directives_nested_in_automodule_and_autoclass_are_filled(tmp_path):
+    # pymongo 4.8: `doc/api/pymongo/collection.rst` nests every `autoclass` in its
+    # `automodule` and every `automethod` in its `autoclass`: the page kept one sentence
+    # (2.5 KB) where Sphinx shows `Collection.insert_one`, `find`... (69 KB)
+    set_dir = built_set(tmp_path, "nested_autodoc", "mongoish", "1.0")
+    text = page(set_dir, "collection -- Collection level operations")
+    assert "Collection level utilities." in text
+    assert "Ascending sort order." in text
+    assert "A collection of documents." in text
+    assert "#### Collection.insert_one" in text and "Insert a single document." in text
+    assert "Query the database for documents matching `filter`." in text
+    assert "#### Collection.full_name" in text and "The full name of this collection" in text
+    assert "c[name]" in text.replace("\\", "") and "Get the `name` sub-collection" in text
+    # a method the page does not name stays on the API page only
+    assert "Drop this collection." not in text
+    assert "doclm-autodoc" not in text
+
+
+def test_past_the_module_cap_modules_without_any_docstring_are_left_out(tmp_path, monkeypatch):
+    # plotly 5.23: 1,461 modules, 860 of them generated `plotly.validators.*` without a
+    # single docstring; under the cap of 600, 285 validator pages took the place of
+    # documented `plotly.graph_objs.*` modules
+    import doc4llm.ingest.packages.api_python as api_python
+
+    monkeypatch.setattr(api_python, "MAX_MODULES", 5)
+    pages, warnings = api(tree(tmp_path, "generated_modules"), "charts")
+    assert set(pages) == {"charts (API)", "charts.graph_objs (API)", "charts.graph_objs.bar (API)",
+                          "charts.graph_objs.pie (API)"}
+    assert "A pie trace: set its data and style" in pages["charts.graph_objs.pie (API)"]
+    assert any("without a single docstring left out" in w for w in warnings)
+    # under the cap nothing is left out: a package with no docstrings keeps its pages
+    monkeypatch.setattr(api_python, "MAX_MODULES", 600)
+    pages, _ = api(tree(tmp_path / "all", "generated_modules"), "charts")
+    assert "charts.validators.scatter (API)" in pages

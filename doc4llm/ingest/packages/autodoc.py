@@ -22,6 +22,7 @@ MAX_PAGE_INLINE_BYTES = 1_000_000  # all directives of one page
 _HEADING = re.compile(r"^(#{1,6}) +(.+?)\s*#*\s*$")
 _NAME = re.compile(r"[\w.]+")
 _REEXPORT = re.compile(r"^- `([\w.]+)`: defined in `([\w.]+)`")
+_ATTRIBUTE = re.compile(r"^- `(\w+)[`:]")
 _PLACEHOLDER = re.compile(r"^(?P<prefix>[ >]*)(?P<fence>`{3,})\s*doclm-(?P<what>autodoc|autosummary)\s*$")
 
 
@@ -30,7 +31,7 @@ class Entry:
     lines: list[str]  # the page's body lines
     start: int  # heading line (or 0 for a module: the whole page)
     end: int
-    level: int  # heading level (1 for a module)
+    level: int  # heading level (1 for a module, 0 for a line of a class's `Attributes:`)
     own_end: int  # end of the text before the first sub-section
 
 
@@ -84,6 +85,22 @@ class ApiLookup:
                 m = _REEXPORT.match(line)
                 if m:
                     self.aliases.setdefault(f"{module}.{m.group(1)}", f"{m.group(2)}.{m.group(1)}")
+        # a class's attributes are one line each in its `Attributes:` list: an
+        # `autoattribute:: Collection.full_name` is that line
+        starts = {i: text for i, level, text in heads if level >= 2}
+        owner, listing = "", False
+        for i, line in enumerate(lines):
+            if i in starts:
+                m = _NAME.match(starts[i].strip("`* "))
+                owner, listing = (m.group(0) if m else ""), False
+            elif line == "Attributes:":
+                listing = bool(owner)
+            elif listing and line.startswith("- `"):
+                m = _ATTRIBUTE.match(line)
+                if m:
+                    self._put(f"{module}.{owner}.{m.group(1)}", Entry(lines, i, i + 1, 0, i + 1))
+            elif line.strip():
+                listing = False
 
     def _put(self, qname: str, entry: Entry) -> None:
         if qname in self.entries:
@@ -191,6 +208,8 @@ def _autodoc(fields: dict[str, str], lookup: ApiLookup | None, room: int) -> lis
         sig = fields.get("sig") or ""
         return [x for x in out if x] + (["", "```python", sig, "```", ""] if sig else [""])
     _, entry = found
+    if entry.level == 0:  # one line of a class's `Attributes:` list
+        return [_heading(level, ".".join(name.split(".")[-2:])), "", entry.lines[entry.start].removeprefix("- "), ""]
     body = _section(entry, fields.get("members", ""))
     if entry.level == 1:  # a module's page: its `##` sections go one level under where it stands
         base = (level if level else 7) - (1 if same else 0)
@@ -224,6 +243,8 @@ def _autosummary(fields: dict[str, str], lookup: ApiLookup | None) -> list[str]:
 
 
 def _first_sentence(entry: Entry) -> str:
+    if entry.level == 0:  # an attribute's line: `name: type`: summary
+        return entry.lines[entry.start].partition("`: ")[2][:200]
     fence = False
     for line in entry.lines[entry.start + (0 if entry.level == 1 else 1):entry.own_end]:
         s = line.strip()
@@ -234,3 +255,78 @@ def _first_sentence(entry: Entry) -> str:
             continue
         return s.split(". ")[0].rstrip(".")[:200] + "."
     return ""
+
+
+# mkdocstrings: `::: humanize.filesize` (or `## ::: pkg.Class`) on a line of its own, its
+# options as an indented YAML block under it. Only dotted names or names the API knows:
+# `::: note` / `::: details` are Docusaurus and VitePress boxes (myst_blocks.py).
+_MKDOCSTRINGS = re.compile(r"^(?P<pad>[ \t]*)(?P<hashes>#{1,6} *)?::: ?(?P<name>[A-Za-z_][\w.]{0,200}?)[ \t]*$")
+_MD_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
+_OPT = re.compile(r"^[ \t]+(heading_level|members)[ \t]*:[ \t]*(.*?)[ \t]*$")
+_OPT_ITEM = re.compile(r"^[ \t]+-[ \t]+([\w.]+)[ \t]*$")
+
+
+def fill_mkdocstrings(md: str, lookup: ApiLookup | None) -> str:
+    """mkdocstrings `::: name` lines replaced by the API section they stand for, nested under
+    the heading around them (their `heading_level` and `members` options applied), the way
+    `fill_autodoc` fills Sphinx's directives: without it a page of MkDocs API docs (humanize's
+    `Filesize`, `Number`...) held only `::: humanize.filesize`."""
+    if ":::" not in md or lookup is None:
+        return md
+    lines = md.split("\n")
+    out: list[str] = []
+    fence = ""
+    enclosing, enclosing_level = "", 1
+    spent = 0
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        f = _MD_FENCE.match(line)
+        if fence:
+            if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) and not line.strip().strip(fence[0]):
+                fence = ""
+            out.append(line)
+            i += 1
+            continue
+        if f:
+            fence = f.group(1)
+            out.append(line)
+            i += 1
+            continue
+        m = _MKDOCSTRINGS.match(line) if ":::" in line else None
+        name = m.group("name") if m else ""
+        if not m or not ("." in name or lookup.find(name)):
+            h = _HEADING.match(line)
+            if h:
+                enclosing, enclosing_level = h.group(2), len(h.group(1))
+            out.append(line)
+            i += 1
+            continue
+        pad = m.group("pad")
+        fields = {"name": name, "members": "*", "enclosing": enclosing,
+                  "level": str(len(m.group("hashes").strip()) if m.group("hashes") else min(enclosing_level + 1, 6))}
+        i += 1
+        wanted: list[str] = []
+        listing = False
+        while i < len(lines) and lines[i].strip() and len(lines[i]) - len(lines[i].lstrip()) > len(pad):
+            opt = _OPT.match(lines[i])
+            item = None if opt else _OPT_ITEM.match(lines[i])
+            if opt:
+                listing = opt.group(1) == "members" and not opt.group(2)
+                if opt.group(1) == "heading_level" and opt.group(2).isdigit():
+                    fields["level"] = opt.group(2)
+                elif opt.group(1) == "members" and opt.group(2):
+                    value = opt.group(2).strip("[]")
+                    fields["members"] = "" if value.lower() in ("false", "no", "off") else \
+                        "*" if value.lower() in ("true", "yes", "on") else ",".join(v.strip(" '\"") for v in value.split(","))
+            elif item and listing:
+                wanted.append(item.group(1))
+            else:
+                listing = False
+            i += 1
+        if wanted:
+            fields["members"] = ",".join(wanted)
+        text = _autodoc(fields, lookup, MAX_PAGE_INLINE_BYTES - spent)
+        spent += sum(len(x) + 1 for x in text)
+        out.extend((pad + x) if x else "" for x in text)
+    return "\n".join(out)

@@ -25,7 +25,7 @@ from pathlib import Path, PurePosixPath
 
 from doc4llm.corpus.atomic import mostly_undecodable, read_text_lossy
 from doc4llm.ingest.importer import page_title_and_body, prepare_markdown, titled_page
-from doc4llm.ingest.packages.autodoc import ApiLookup, fill_autodoc
+from doc4llm.ingest.packages.autodoc import ApiLookup, fill_autodoc, fill_mkdocstrings
 from doc4llm.ingest.packages.docs_sources import MARKDOWN, RST, DocFile, find_docs, looks_rst
 from doc4llm.ingest.packages.includes import PageIncludes, markdown_includes, rst_includes
 from doc4llm.ingest.packages.page_kinds import CHANGELOG_KIND, LOW_KINDS, TRANSLATION, page_kind
@@ -77,7 +77,7 @@ class Converter:
             return fill_autodoc(_image_headings(md), self.lookup)
         if suffix in MARKDOWN:
             inc = PageIncludes(self.root, here, every=self.included)
-            text = markdown_includes(text, here, inc, bases or [])
+            text = fill_mkdocstrings(markdown_includes(text, here, inc, bases or []), self.lookup)
             self._dropped(inc.dropped)
             return prepare_markdown(_image_headings(text), mdx=suffix == ".mdx")
         return text

@@ -27,6 +27,10 @@ _OPTION = re.compile(r"^[ \t]+:([\w-]+):[ \t]*(.*)$")
 _SNIPPET_LINE = re.compile(r"""^(\s*)-{1,}8<-{1,}\s+["']([^"'\n]{1,300})["']\s*$""")
 _SNIPPET_BLOCK = re.compile(r"^(\s*)-{1,}8<-{1,}\s*$")
 _MD_INCLUDE = re.compile(r"\{!\s*([^!}\n]{1,300}?)\s*!(?:[^}\n]{0,100})?\}")
+# mkdocs-include-markdown-plugin: `{% include-markdown "../README.md" start="<!--a-->" end="<!--b-->" %}`,
+# often over several lines; its options are key="value" pairs
+_INCLUDE_MARKDOWN = re.compile(r"""\{%[ \t\r\n]*include-markdown[ \t\r\n]+(["'])([^"'\n]{1,300})\1([^%]{0,2000})%\}""")
+_IM_OPTION = re.compile(r"""([\w-]+)[ \t]*=[ \t]*(?:"([^"]*)"|'([^']*)'|(\S+))""")
 
 
 @dataclass
@@ -219,6 +223,8 @@ def mkdocs_includes(text: str, here: Path, inc: PageIncludes, bases: list[Path],
     """`--8<-- "path"` (also `path:3:10` line ranges and the block form between two `--8<--`
     lines) and `{! path !}`, looked up next to the file, then in the MkDocs base paths,
     then from the archive root."""
+    if depth <= MAX_DEPTH and "include-markdown" in text:
+        text = _include_markdown(text, here, inc, bases, depth)
     if depth > MAX_DEPTH or ("8<" not in text and "{!" not in text):
         return text
 
@@ -260,5 +266,51 @@ def mkdocs_includes(text: str, here: Path, inc: PageIncludes, bases: list[Path],
             continue
         if "{!" in line:
             line = _MD_INCLUDE.sub(lambda mm: load(mm.group(1)) or "", line)
+        out.append(line)
+    return "\n".join(out)
+
+
+def _include_markdown(text: str, here: Path, inc: PageIncludes, bases: list[Path], depth: int) -> str:
+    """`{% include-markdown "path" %}` (mkdocs-include-markdown-plugin) with its `start`,
+    `end` and `heading-offset` options, relative to the including file: humanize's docs
+    index was the raw tag where the README's usage section belongs."""
+    def load(m: re.Match) -> str:
+        options = {o.group(1): next(v for v in o.group(2, 3, 4) if v is not None)
+                   for o in _IM_OPTION.finditer(m.group(3))}
+        path = inc.target(here.parent / m.group(2).strip())
+        if path is None:
+            return ""
+        key = (path, "include-markdown", tuple(sorted(options.items())))
+        whole_before = inc.every is not None and path in inc.every
+
+        def expand(raw: str, p: Path = path) -> str:
+            start, end = options.get("start"), options.get("end")
+            if start and start in raw:
+                raw = raw[raw.index(start) + len(start):]
+            if end and end in raw:
+                raw = raw[:raw.index(end)]
+            offset = options.get("heading-offset", "")
+            if offset.lstrip("-").isdigit() and int(offset):
+                raw = _shift_headings(raw, int(offset))
+            return markdown_includes(raw.strip("\n"), p, inc, bases, depth + 1)
+
+        body = inc.expand(path, key, expand)
+        if (options.get("start") or options.get("end")) and inc.every is not None and not whole_before:
+            inc.every.discard(path)  # a part of the README: it still is a page of its own
+        return body if body is not None else ""
+
+    return _INCLUDE_MARKDOWN.sub(load, text)
+
+
+def _shift_headings(md: str, offset: int) -> str:
+    out = []
+    fence = False
+    for line in md.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        elif not fence and line.startswith("#"):
+            hashes = len(line) - len(line.lstrip("#"))
+            if hashes <= 6 and line[hashes:hashes + 1] in (" ", ""):
+                line = "#" * min(max(hashes + offset, 1), 6) + line[hashes:]
         out.append(line)
     return "\n".join(out)

@@ -137,23 +137,40 @@ local function last_part(name)
   return name:match("([^%.]+)$") or name
 end
 
-local nested_walk -- forward
+local nested_walk, render_object -- forward
 
 -- filled by autodoc.py with the docstring from the package's API reference
-local function placeholder(div, level, enclosing)
+local placeholder
+placeholder = function(div, level, enclosing)
   local lines = { "kind=" .. (div.attributes["kind"] or ""), "name=" .. (div.attributes["target"] or ""),
                   "module=" .. (div.attributes["module"] or ""), "sig=" .. (div.attributes["sig"] or ""),
                   "members=" .. (div.attributes["members"] or ""), "names=" .. (div.attributes["names"] or ""),
                   "level=" .. tostring(level), "enclosing=" .. enclosing }
   local cls = div.classes[1] == "doclm-autosummary" and "doclm-autosummary" or "doclm-autodoc"
   local out = pandoc.List({ pandoc.CodeBlock(table.concat(lines, "\n"), { class = cls }) })
-  out:extend(div.content) -- what the directive's body adds below the docstring
+  -- what the directive's body adds below the docstring: text, and the directives nested in
+  -- it (pymongo's `automodule` holds its `autoclass`es, each holding its `automethod`s),
+  -- one level down, a member named within its class (`insert_one` -> `...Collection.insert_one`)
+  local target = div.attributes["target"] or ""
+  local owner_kind = OWNER_KINDS[div.attributes["kind"] or ""] and target ~= ""
+  local inner = level > 0 and level + 1 or 0
+  for _, b in ipairs(div.content) do
+    if b.t == "Div" and b.classes[1] == "doclm-object" then
+      out:extend(render_object(b, inner > 0 and inner or 7, owner_kind and last_part(target) or nil, inner > 0))
+    elseif b.t == "Div" and (b.classes[1] == "doclm-autodoc" or b.classes[1] == "doclm-autosummary") then
+      local t = b.attributes["target"] or ""
+      if owner_kind and t ~= "" and not t:find("%.") then b.attributes["target"] = target .. "." .. t end
+      out:extend(placeholder(b, inner, ""))
+    else
+      out:insert(nested_walk(b))
+    end
+  end
   return out
 end
 
 
 -- a heading (level <= 6) or a bold definition line, the signature, then the body
-local function render_object(div, level, owner, as_heading)
+render_object = function(div, level, owner, as_heading)
   local kind = div.attributes["kind"] or "object"
   local domain = div.attributes["domain"] or "py"
   local sigs = split_sigs(div.attributes["sig"])
