@@ -1,0 +1,129 @@
+"""Round 4 of hostile input (docs/hardening.md, "Round 4"): what still fell after rounds 2
+and 3, each reproduced small and checked through the part that fell."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import tarfile
+from pathlib import Path
+
+import pytest
+from growth import assert_linear
+
+from doc4llm.ingest.packages.archive import ArchiveError, extract
+
+README = b"# hi\n\nhello\n"
+
+
+def _blk(data: bytes) -> bytes:
+    return data + b"\0" * ((512 - len(data) % 512) % 512)
+
+
+def _header(name: str, size: int, typ: bytes) -> bytes:
+    info = tarfile.TarInfo(name)
+    info.size, info.type = size, typ
+    return info.tobuf(format=tarfile.GNU_FORMAT)
+
+
+def _record(key: bytes, value: bytes) -> bytes:
+    body = b" " + key + b"=" + value + b"\n"
+    n = len(body) + 1
+    while len(str(n)) + len(body) != n:
+        n += 1
+    return str(n).encode() + body
+
+
+def _pax(records: bytes, typ: bytes = tarfile.XHDTYPE) -> bytes:
+    return _header("pax", len(records), typ) + _blk(records)
+
+
+def _readme(name: str = "demo-1.0/README.md") -> bytes:
+    info = tarfile.TarInfo(name)
+    info.size = len(README)
+    return info.tobuf(format=tarfile.USTAR_FORMAT) + _blk(README)
+
+
+def _tgz(path: Path, *parts: bytes) -> Path:
+    path.write_bytes(gzip.compress(b"".join(parts) + b"\0" * 1024, compresslevel=1))
+    return path
+
+
+def _refused(tmp_path: Path, archive: Path) -> str:
+    with pytest.raises(ArchiveError) as err:
+        extract(archive, tmp_path / "out")
+    return str(err.value)
+
+
+def test_a_huge_declared_long_name_is_refused_before_it_is_read(tmp_path):
+    # was: tarfile read the whole declared name into memory (1 GB of name in 1 MB of gzip: 2.1 GB RSS)
+    for typ in (tarfile.GNUTYPE_LONGNAME, tarfile.GNUTYPE_LONGLINK, tarfile.XHDTYPE, tarfile.XGLTYPE):
+        archive = _tgz(tmp_path / "demo-1.0.tar.gz", _header("././@LongLink", 1 << 30, typ))
+        message = _refused(tmp_path, archive)
+        assert message.startswith("demo-1.0.tar.gz: an extended header") and "1,073,741,824 bytes" in message
+
+
+def test_chained_extended_headers_are_refused_not_a_recursion_error(tmp_path):
+    # was: RecursionError traceback (each extended header reads the next one inside its own call)
+    longname = _header("././@LongLink", 20, tarfile.GNUTYPE_LONGNAME) + _blk(b"demo-1.0/README.md\0")
+    archive = _tgz(tmp_path / "demo-1.0.tar.gz", longname * 5000, _readme())
+    assert "more than 16 extended headers precede one member" in _refused(tmp_path, archive)
+    globals_ = b"".join(_pax(_record(b"k%d" % i, b"v"), tarfile.XGLTYPE) for i in range(5000))
+    archive = _tgz(tmp_path / "demo-1.0.tar.gz", globals_, _readme())
+    assert "more than 16 extended headers" in _refused(tmp_path, archive)
+
+
+def test_global_headers_accumulate_within_a_budget(tmp_path):
+    one = _pax(_record(b"comment", b"x" * 60_000), tarfile.XGLTYPE)
+    archive = _tgz(tmp_path / "demo-1.0.tar.gz", *[one + _readme(f"demo-1.0/f{i}.md") for i in range(6)])
+    assert "global pax headers add up to more than 262,144 bytes" in _refused(tmp_path, archive)
+
+
+def test_sparse_members_are_refused(tmp_path):
+    # was: a GNU sparse map of 1M extension blocks (1.8 MB of gzip) took 3.8 GB and a MemoryError
+    info = tarfile.TarInfo("demo-1.0/s.md")
+    info.type = tarfile.GNUTYPE_SPARSE
+    archive = _tgz(tmp_path / "demo-1.0.tar.gz", info.tobuf(format=tarfile.GNU_FORMAT), _readme())
+    assert "member 'demo-1.0/s.md' is a sparse file" in _refused(tmp_path, archive)
+    pax = _pax(_record(b"GNU.sparse.major", b"1") + _record(b"GNU.sparse.minor", b"0"))
+    archive = _tgz(tmp_path / "demo-1.0.tar.gz", pax, _readme())
+    assert "a pax header describes a sparse file" in _refused(tmp_path, archive)
+
+
+def test_a_pax_header_with_many_records_is_refused(tmp_path):
+    archive = _tgz(tmp_path / "demo-1.0.tar.gz", _pax(_record(b"a", b"") * 1000), _readme())
+    assert "a pax header holds more than 64 records" in _refused(tmp_path, archive)
+
+
+def test_pax_records_parse_in_linear_time(tmp_path):
+    # was: `\d+ hdrcharset=` searched a run of digits quadratically (60,000 digits: 3.2 s per member)
+    def make(n: int) -> Path:
+        return _tgz(tmp_path / f"demo-{n}.tar.gz", _pax(_record(b"comment", b"1" * n)), _readme())
+
+    runs = iter(range(1_000))
+
+    def run(archive: Path) -> None:
+        extract(archive, tmp_path / f"out{next(runs)}")
+
+    assert_linear(run, make, 15_000, what="a pax header of digits")
+
+
+def test_ordinary_pax_and_gnu_archives_still_extract(tmp_path):
+    buf = io.BytesIO()
+    long_name = "demo-1.0/" + "d" * 150 + "/caf\u00e9.md"
+    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.PAX_FORMAT,
+                      pax_headers={"comment": "git archive"}) as tf:
+        for name in (long_name, "demo-1.0/README.md"):
+            info = tarfile.TarInfo(name)
+            info.size, info.mtime = len(README), 1_700_000_000.5
+            tf.addfile(info, io.BytesIO(README))
+    (tmp_path / "pax.tar.gz").write_bytes(buf.getvalue())
+    got = extract(tmp_path / "pax.tar.gz", tmp_path / "a")
+    assert got.files == 2 and (tmp_path / "a" / long_name).read_bytes() == README
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.GNU_FORMAT) as tf:
+        info = tarfile.TarInfo(long_name)
+        info.size = len(README)
+        tf.addfile(info, io.BytesIO(README))
+    (tmp_path / "gnu.tar.gz").write_bytes(buf.getvalue())
+    assert extract(tmp_path / "gnu.tar.gz", tmp_path / "b").files == 1
