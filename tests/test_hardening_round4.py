@@ -127,3 +127,29 @@ def test_ordinary_pax_and_gnu_archives_still_extract(tmp_path):
         tf.addfile(info, io.BytesIO(README))
     (tmp_path / "gnu.tar.gz").write_bytes(buf.getvalue())
     assert extract(tmp_path / "gnu.tar.gz", tmp_path / "b").files == 1
+
+
+def _flag_zip(path: Path, *, encrypted: bool = False, method: int | None = None) -> Path:
+    """A wheel whose README member is marked encrypted or compressed with an unknown method."""
+    import struct
+    import zipfile
+    with zipfile.ZipFile(path, "w") as zf:
+        zf.writestr("demo/README.md", README)
+        zf.writestr("demo/guide.md", README)
+    data = bytearray(path.read_bytes())
+    for sig, flag_at, method_at in ((b"PK\x03\x04", 6, 8), (b"PK\x01\x02", 8, 10)):
+        i = data.find(sig)  # the first member of each kind: README
+        if encrypted:
+            data[i + flag_at] |= 1
+        if method is not None:
+            data[i + method_at:i + method_at + 2] = struct.pack("<H", method)
+    path.write_bytes(bytes(data))
+    return path
+
+
+@pytest.mark.parametrize("how", [{"encrypted": True}, {"method": 99}])
+def test_encrypted_or_unknown_method_zip_members_are_skipped(tmp_path, how):
+    # was: RuntimeError / NotImplementedError traceback out of `add` (exit 1)
+    got = extract(_flag_zip(tmp_path / "demo-1.0-py3-none-any.whl", **how), tmp_path / "out")
+    assert got.files == 1 and (tmp_path / "out" / "demo" / "guide.md").exists()
+    assert any("encrypted or compressed with an unknown method" in s for s in got.skipped)

@@ -20,6 +20,7 @@ Tar's extended headers (long names, pax) are bounded before tarfile reads them
 from __future__ import annotations
 
 import errno
+import lzma
 import os
 import stat
 import struct
@@ -188,8 +189,8 @@ def extract(archive: Path, dest: Path, *, max_files: int = MAX_FILES, max_total:
             _extract_tar(archive, writer)
     except TarHeaderError as exc:
         raise ArchiveError(f"{archive.name}: {exc}: archive refused") from exc
-    except (tarfile.TarError, zipfile.BadZipFile, zlib.error, EOFError, OSError, ValueError,
-            struct.error, UnicodeError) as exc:
+    except (tarfile.TarError, zipfile.BadZipFile, zlib.error, lzma.LZMAError, EOFError, OSError,
+            ValueError, struct.error, UnicodeError, RuntimeError, NotImplementedError) as exc:
         if isinstance(exc, OSError) and exc.errno is not None:
             raise  # disk full, permissions: not the archive's fault
         raise ArchiveError(f"{archive.name} is not a readable archive ({type(exc).__name__}: "
@@ -247,6 +248,9 @@ def _zip_directory_size(archive: Path) -> tuple[int, int] | None:
     return endrec[zipfile._ECD_ENTRIES_TOTAL], endrec[zipfile._ECD_SIZE]
 
 
+_ZIP_METHODS = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA)
+
+
 def _extract_zip(archive: Path, writer: _Writer) -> None:
     sizes = _zip_directory_size(archive)
     if sizes and (sizes[0] > writer.max_members or sizes[1] > MAX_ZIP_DIRECTORY):
@@ -264,6 +268,10 @@ def _extract_zip(archive: Path, writer: _Writer) -> None:
             elif stat.S_IFMT(mode) and not stat.S_ISREG(mode):
                 if len(writer.result.skipped) < 1000:
                     writer.result.skipped.append(f"{rel} (link or special file, not extracted)")
+            elif info.flag_bits & 0x1 or info.compress_type not in _ZIP_METHODS:
+                if len(writer.result.skipped) < 1000:  # zipfile would raise RuntimeError / NotImplementedError
+                    writer.result.skipped.append(f"{rel} (encrypted or compressed with an unknown method, "
+                                                 "not extracted)")
             elif writer.wanted(rel, info.file_size):
                 with zf.open(info) as stream:
                     writer.file(rel, stream)
