@@ -9,8 +9,10 @@ import tarfile
 from pathlib import Path
 
 import pytest
+from conftest import run_cli
 from growth import assert_linear
 
+from doc4llm.corpus.sections import parse_page
 from doc4llm.ingest.packages.archive import ArchiveError, extract
 
 README = b"# hi\n\nhello\n"
@@ -153,3 +155,19 @@ def test_encrypted_or_unknown_method_zip_members_are_skipped(tmp_path, how):
     got = extract(_flag_zip(tmp_path / "demo-1.0-py3-none-any.whl", **how), tmp_path / "out")
     assert got.files == 1 and (tmp_path / "out" / "demo" / "guide.md").exists()
     assert any("encrypted or compressed with an unknown method" in s for s in got.skipped)
+
+
+def test_hostile_front_matter_is_ignored_not_a_recursion_error(tmp_path):
+    # was: `title: [[[[...` (20,000) raised RecursionError out of PyYAML: `add` exit 1, traceback
+    deep = "---\ntitle: " + "[" * 20_000 + "\n---\n# Real title\n\ntext\n"
+    page = parse_page(deep)
+    assert page.front_matter == {} and page.title == "Real title"
+    bomb = ["a0: &a0 [x, x, x, x, x, x, x, x, x]"] + [
+        f"a{i}: &a{i} [" + ", ".join([f"*a{i - 1}"] * 9) + "]" for i in range(1, 9)]
+    assert parse_page("---\n" + "\n".join(bomb) + "\ntitle: T\n---\ntext\n").front_matter == {}
+    assert parse_page("---\ntitle: Kept\ntags: [a, b]\n---\ntext\n").title == "Kept"
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "deep.md").write_text(deep)
+    result = run_cli("import", str(folder), "--set", "notes@1", "--docs-dir", str(tmp_path / "md"))
+    assert result.returncode == 0, result.stderr
