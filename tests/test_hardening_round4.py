@@ -171,3 +171,35 @@ def test_hostile_front_matter_is_ignored_not_a_recursion_error(tmp_path):
     (folder / "deep.md").write_text(deep)
     result = run_cli("import", str(folder), "--set", "notes@1", "--docs-dir", str(tmp_path / "md"))
     assert result.returncode == 0, result.stderr
+
+
+def test_requirements_includes_read_each_file_once(tmp_path):
+    # was: 100 lines of `-r requirements.txt` were 100^3 file reads (sync --dry-run > 120 s)
+    from doc4llm.ingest.packages.lockfiles import read_project
+
+    def make(n: int) -> Path:
+        project = tmp_path / f"p{n}"
+        project.mkdir()
+        (project / "requirements.txt").write_text("-r requirements-dev.txt\n" * n + "six==1.16.0\n")
+        (project / "requirements-dev.txt").write_text("-r requirements.txt\n" * n + "attrs==23.1.0\n")
+        return project
+
+    deps = read_project(make(100))
+    assert sorted((d.name, d.version) for d in deps.deps) == [("attrs", "23.1.0"), ("six", "1.16.0")]
+    assert_linear(read_project, make, 400, what="requirements files including each other")
+
+
+def test_a_lockfile_that_is_a_device_or_fifo_is_refused_not_read(tmp_path):
+    # was: requirements.txt -> /dev/zero read until MemoryError (2.6 GB, exit 1); a FIFO blocked forever
+    import os
+
+    from doc4llm.errors import InputError
+    from doc4llm.ingest.packages.lockfiles import read_project
+
+    (tmp_path / "a").mkdir()
+    (tmp_path / "a" / "requirements.txt").symlink_to("/dev/zero")
+    (tmp_path / "b").mkdir()
+    os.mkfifo(tmp_path / "b" / "requirements.txt")
+    for project in (tmp_path / "a", tmp_path / "b"):
+        with pytest.raises(InputError, match="requirements.txt is not a regular file"):
+            read_project(project)
