@@ -203,3 +203,51 @@ def test_a_lockfile_that_is_a_device_or_fifo_is_refused_not_read(tmp_path):
     for project in (tmp_path / "a", tmp_path / "b"):
         with pytest.raises(InputError, match="requirements.txt is not a regular file"):
             read_project(project)
+
+
+def _py_package(root: Path, modules: dict[str, str]) -> Path:
+    (root / "pkg").mkdir(parents=True)
+    (root / "PKG-INFO").write_text("Metadata-Version: 2.1\nName: pkg\nVersion: 1.0\n")
+    for name, text in {"__init__.py": '"""The pkg."""\n', **modules}.items():
+        (root / "pkg" / name).write_text(text)
+    return root
+
+
+def _api(root: Path) -> tuple[list, list[str]]:
+    from doc4llm.ingest.packages.api_python import python_api_pages
+
+    warnings: list[str] = []
+    return python_api_pages(root, "pkg", warnings), warnings
+
+
+def test_many_module_statements_take_linear_time(tmp_path):
+    # was: griffe's ast_next walked the module body from the start for each assignment's
+    # docstring: 8,000 `__all__ += [...]` took 13 s (quadratic)
+    def make(n: int) -> Path:
+        body = '"""M."""\n__all__ = []\n' + "".join(f"__all__ += ['n{i}']\nn{i} = {i}\n" for i in range(n))
+        return _py_package(tmp_path / f"s{n}", {"m.py": body})
+
+    assert_linear(lambda root: _api(root), make, 1500, what="a module of many assignments")
+    pages, _ = _api(_py_package(tmp_path / "doc", {"m.py": 'X = 1\n"""The X constant."""\nY = 2\n'}))
+    assert any("The X constant." in p.body for p in pages)  # attribute docstrings still read
+
+
+def test_a_long_inheritance_chain_takes_linear_time(tmp_path):
+    # was: griffe's dataclass extension asked every class for an MRO recomputed without
+    # memory: 200 classes 4 s, 2,000 more than 100 s (cubic)
+    def make(n: int) -> Path:
+        body = "class C0:\n    def m(self):\n        '''M.'''\n" + "".join(
+            f"class C{i}(C{i - 1}):\n    '''C{i}.'''\n" for i in range(1, n))
+        return _py_package(tmp_path / f"c{n}", {"m.py": body})
+
+    assert_linear(lambda root: _api(root), make, 60, what="an inheritance chain")  # old: 64x
+    pages, warnings = _api(make(2000))  # old: RecursionError, the package's API lost
+    assert any(p.title == "pkg.m (API)" for p in pages) and not any("could not read" in w for w in warnings)
+
+
+def test_an_inheritance_cycle_keeps_the_api(tmp_path):
+    # was: a cycle of 1,000 classes raised RecursionError: the whole package's API lost
+    body = "".join(f"class C{i}(C{(i + 1) % 1000}):\n    '''C{i}.'''\n" for i in range(1000))
+    pages, warnings = _api(_py_package(tmp_path / "cycle", {"m.py": body, "good.py": "def good():\n    '''G.'''\n"}))
+    assert {p.title for p in pages} >= {"pkg.m (API)", "pkg.good (API)"}, [p.title for p in pages]
+    assert not any("could not read it" in w for w in warnings)
