@@ -251,3 +251,26 @@ def test_an_inheritance_cycle_keeps_the_api(tmp_path):
     pages, warnings = _api(_py_package(tmp_path / "cycle", {"m.py": body, "good.py": "def good():\n    '''G.'''\n"}))
     assert {p.title for p in pages} >= {"pkg.m (API)", "pkg.good (API)"}, [p.title for p in pages]
     assert not any("could not read it" in w for w in warnings)
+
+
+def _html(body: str) -> str:
+    return f"<html><head><title>T</title></head><body><main><h1>Title</h1>{body}</main></body></html>"
+
+
+@pytest.mark.parametrize("opener", ["<div>", "<blockquote>", "<ul><li>", "<table><tr><td>", "<b><i>"])
+def test_deeply_nested_html_converts_with_its_text(opener):
+    # was: RecursionError out of markdownify (5,000 nested <div>s): the scraped page lost
+    from doc4llm.ingest.scrape.html_to_md import convert_html
+
+    page = convert_html(_html(opener * 5000 + "deep words"), "https://example.com/docs/x")
+    assert "deep words" in page.body
+
+
+@pytest.mark.parametrize("opener", ["<h1>", "<pre>"])
+def test_nested_headings_and_code_convert_in_linear_time(opener):
+    # was: 20,000 nested <h1>s 35 s, <pre> + 20,000 nested <span>s 61 s (quadratic)
+    from doc4llm.ingest.scrape.html_to_md import convert_html
+
+    inner = "<span>" if opener == "<pre>" else "<h1>"
+    assert_linear(lambda html: convert_html(html, "https://example.com/docs/x"),
+                  lambda n: _html(opener + inner * n + "x"), 2000, what=f"{opener} nesting")
