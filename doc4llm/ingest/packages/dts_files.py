@@ -8,7 +8,10 @@ before imports), then the rest. Never read: tests, benchmarks, examples, fixture
 mocks (zod ships `lib/benchmarks/*.d.ts`, `lib/__tests__`), and a `.d.cts`/`.d.mts` twin
 of a `.d.ts` beside it (the same declarations for the other module system).
 Specifiers are found with a regex over the text (linear); nothing is resolved outside the
-package.
+package. Each (folder, specifier) is resolved once, and ranking stops after
+`MAX_SPECIFIERS` of them: 3,000 files of 100 `export * from` each took 37 s (a
+`realpath` per specifier), 20,000 such files more than 100 s, to rank files of which
+only `MAX_FILES` are kept.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from pathlib import Path
 DTS_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
 MAX_FILES = 300
 MAX_SCAN_BYTES = 2 * 1024 * 1024
+MAX_SPECIFIERS = 100_000  # specifiers resolved while ranking; files not reached by then rank after
 SKIP_DIRS = {"node_modules", ".git", "test", "tests", "__tests__", "__test__", "spec", "__mocks__", "fixtures",
              "__fixtures__", "examples", "example", "benchmarks", "benchmark", "bench", "__benchmarks__", "e2e",
              "demo", "demos", "test-d", "type-tests", "typetests", "types-tests", "dtslint"}
@@ -51,7 +55,8 @@ def dts_files(root: Path) -> list[Path]:
         rank[entry] = (0, i)
         queue.append((entry, 0))
     order = len(rank)
-    while queue:
+    resolved: dict[tuple[Path, str], Path | None] = {}
+    while queue and len(resolved) < MAX_SPECIFIERS:
         path, how = queue.popleft()
         try:
             with open(path, "rb") as fh:
@@ -62,7 +67,10 @@ def dts_files(root: Path) -> list[Path]:
         reached += [(m.group(1), 1) for m in _IMPORT_FROM.finditer(text)]
         reached += [(m.group(1), 1) for m in _REFERENCE.finditer(text)]
         for spec, kind in reached:
-            target = resolve_specifier(path, spec, known)
+            key = (path.parent, spec)
+            if key not in resolved:
+                resolved[key] = resolve_specifier(path, spec, known)
+            target = resolved[key]
             level = max(how, kind)
             if target is not None and (target not in rank or rank[target][0] > level):
                 order += 1
