@@ -294,3 +294,19 @@ def test_dts_ranking_resolves_each_specifier_once_per_folder(tmp_path, monkeypat
     files = mod.dts_files(root)
     assert files[0].name == "index.d.ts" and len(files) == min(mod.MAX_FILES, n + 1)
     assert len(calls) == n  # one per distinct specifier of the one folder, not n * 50
+
+
+def test_api_builds_in_parallel_threads_match_sequential_ones(tmp_path):
+    # sync builds packages in threads: the bounded griffe hooks keep their state per thread
+    from concurrent.futures import ThreadPoolExecutor
+
+    roots = []
+    for k in range(4):
+        body = f'"""M{k}."""\n' + "".join(f"X{i} = {i}\n\"\"\"Doc {k}.{i}.\"\"\"\n" for i in range(300)) + \
+            "class C0:\n    '''C.'''\n" + "".join(f"class C{i}(C{i - 1}):\n    '''C{i}.'''\n" for i in range(1, 80))
+        roots.append(_py_package(tmp_path / f"p{k}", {"m.py": body}))
+    sequential = [[p.body for p in _api(r)[0]] for r in roots]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        parallel = [[p.body for p in pages] for pages, _ in pool.map(_api, roots * 2)]
+    assert parallel == sequential * 2
+    assert all(f"Doc {k}.299." in "".join(sequential[k]) for k in range(4))

@@ -35,6 +35,7 @@ from __future__ import annotations
 import ast
 import importlib
 import re
+import threading
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -152,19 +153,35 @@ def _griffe_visitor():
     return None
 
 
-@contextmanager
-def _linear_ast_next():
-    """The visitor's `ast_next` in O(1) a call while the block runs (module docstring): the
-    same answer (the next child of the node's parent, LastNodeError after the last one),
-    from links built once per parent. Parents stay referenced, so no id is reused."""
-    visitor = _griffe_visitor()
-    if visitor is None:
-        yield
-        return
-    original, children_of = visitor.ast_next, visitor.ast_children
-    links: dict[int, tuple[object, dict[int, object]]] = {}
+MAX_INHERITANCE_DEPTH = 64  # real class hierarchies are < 20 deep
 
+# `sync` builds packages in threads: the two griffe functions are replaced once, for good,
+# and the replacements use their bounded version only in a thread inside one of the
+# blocks below (its state is thread-local); anywhere else they call griffe's own.
+_state = threading.local()
+_install_lock = threading.Lock()
+_installed = False
+
+
+def _install() -> None:
+    global _installed
+    with _install_lock:
+        if _installed:
+            return
+        _installed = True
+        visitor = _griffe_visitor()
+        if visitor is not None:
+            visitor.ast_next = _make_ast_next(visitor.ast_next, visitor.ast_children)
+        original_mro = getattr(griffe.Class, "_mro", None)
+        if original_mro is not None:
+            griffe.Class._mro = _make_mro(original_mro)
+
+
+def _make_ast_next(original, children_of):
     def ast_next(node):
+        links = getattr(_state, "links", None)
+        if links is None:
+            return original(node)
         parent = node.parent
         known = links.get(id(parent))
         if known is None:
@@ -176,28 +193,14 @@ def _linear_ast_next():
             raise griffe.LastNodeError("there is no next node")
         return following
 
-    visitor.ast_next = ast_next
-    try:
-        yield
-    finally:
-        visitor.ast_next = original
+    return ast_next
 
 
-MAX_INHERITANCE_DEPTH = 64  # real class hierarchies are < 20 deep
-
-
-@contextmanager
-def _bounded_mro():
-    """griffe.Class._mro memoized and depth-bounded while the block runs (module docstring).
-    A success can be remembered safely: a base whose MRO was found has no cycle through
-    the class asking. A failure is remembered too, so a deep chain fails once per class."""
-    original = getattr(griffe.Class, "_mro", None)
-    if original is None:  # a griffe without it: nothing to bound
-        yield
-        return
-    memo: dict[int, list | ValueError] = {}
-
+def _make_mro(original):
     def _mro(self, seen: tuple[str, ...] = ()):
+        memo = getattr(_state, "memo", None)
+        if memo is None:
+            return original(self, seen)
         got = memo.get(id(self))
         if got is None:
             if len(seen) >= MAX_INHERITANCE_DEPTH:
@@ -214,11 +217,37 @@ def _bounded_mro():
             raise got
         return list(got)
 
-    griffe.Class._mro = _mro
+    return _mro
+
+
+@contextmanager
+def _linear_ast_next():
+    """The visitor's `ast_next` in O(1) a call in this thread while the block runs (module
+    docstring): the same answer (the next child of the node's parent, LastNodeError after
+    the last one), from links built once per parent. Parents stay referenced, so no id is
+    reused."""
+    _install()
+    previous = getattr(_state, "links", None)
+    _state.links = {}
     try:
         yield
     finally:
-        griffe.Class._mro = original
+        _state.links = previous
+
+
+@contextmanager
+def _bounded_mro():
+    """griffe.Class._mro memoized and depth-bounded in this thread while the block runs
+    (module docstring). A success can be remembered safely: a base whose MRO was found has
+    no cycle through the class asking. A failure is remembered too, so a deep chain fails
+    once per class. Classes stay alive while the block runs, so no id is reused."""
+    _install()
+    previous = getattr(_state, "memo", None)
+    _state.memo = {}
+    try:
+        yield
+    finally:
+        _state.memo = previous
 
 
 def _hashable(entry: object) -> object:
