@@ -296,17 +296,26 @@ def test_dts_ranking_resolves_each_specifier_once_per_folder(tmp_path, monkeypat
     assert len(calls) == n  # one per distinct specifier of the one folder, not n * 50
 
 
-def test_api_builds_in_parallel_threads_match_sequential_ones(tmp_path):
+def test_griffe_loads_in_parallel_threads_match_sequential_ones(tmp_path):
     # sync builds packages in threads: the bounded griffe hooks keep their state per thread
     from concurrent.futures import ThreadPoolExecutor
+
+    from doc4llm.ingest.packages.api_loader import TolerantLoader
 
     roots = []
     for k in range(4):
         body = f'"""M{k}."""\n' + "".join(f"X{i} = {i}\n\"\"\"Doc {k}.{i}.\"\"\"\n" for i in range(300)) + \
             "class C0:\n    '''C.'''\n" + "".join(f"class C{i}(C{i - 1}):\n    '''C{i}.'''\n" for i in range(1, 80))
         roots.append(_py_package(tmp_path / f"p{k}", {"m.py": body}))
-    sequential = [[p.body for p in _api(r)[0]] for r in roots]
+
+    def load(root: Path) -> list:
+        loader = TolerantLoader(search_paths=[str(root)], allow_inspection=False, store_source=False)
+        module = loader.load("pkg", find_stubs_package=False)["m"]
+        return [(name, member.docstring.value if member.docstring else None, len(getattr(member, "bases", ())))
+                for name, member in module.members.items()] + [loader.failed]
+
+    sequential = [load(r) for r in roots]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        parallel = [[p.body for p in pages] for pages, _ in pool.map(_api, roots * 2)]
+        parallel = list(pool.map(load, roots * 2))
     assert parallel == sequential * 2
-    assert all(f"Doc {k}.299." in "".join(sequential[k]) for k in range(4))
+    assert ("X299", "Doc 3.299.", 0) in sequential[3] and sequential[3][-1] == []
