@@ -68,6 +68,8 @@ _ATTR_ID = re.compile(r"(?:^|[ \t])#([\w:.\-]+)")
 _CLOSING_HASHES = re.compile(r"(?<=[ \t])#++$")
 # `> **Source**: x` (ours), `> **原文链接**: x` and a bare `原文链接: x` (upstream)
 _SOURCE_LINE = re.compile(r"^>?\s*(?:\*\*(?:Source|原文链接)\*\*|原文链接)\s*[:：]\s*(.*)$")
+FRONT_MATTER_NODES = 20_000  # real front matter has tens of keys
+FRONT_MATTER_DEPTH = 20
 _FRONT_MATTER_END = re.compile(r"^(---|\.\.\.)\s*$")
 _SLUG_DROP = re.compile(r"[^\w\- ]")
 _SPACES = re.compile(r"\s+")
@@ -122,16 +124,21 @@ def slugify(text: str) -> str:
 
 
 def _front_matter(lines: list[str]) -> tuple[int, dict]:
-    """Return (number of front-matter lines, parsed mapping)."""
+    """Return (number of front-matter lines, parsed mapping).
+
+    Page text is untrusted: the YAML is read within a budget (safe_yaml: aliases counted as
+    copies, nesting capped), and front matter over it is ignored like front matter that does
+    not parse (`title: [[[[...` raised RecursionError out of PyYAML's composer)."""
     if not lines or lines[0].strip() != "---":
         return 0, {}
     for i in range(1, min(len(lines), 400)):
         if _FRONT_MATTER_END.match(lines[i]):
-            import yaml
+            from doc4llm.corpus.safe_yaml import YamlError, load_yaml
 
             try:
-                data = yaml.safe_load("\n".join(lines[1:i])) or {}
-            except yaml.YAMLError:
+                data = load_yaml("\n".join(lines[1:i]), "front matter", max_nodes=FRONT_MATTER_NODES,
+                                 max_depth=FRONT_MATTER_DEPTH) or {}
+            except YamlError:
                 data = {}
             if not isinstance(data, dict):
                 return 0, {}

@@ -16,12 +16,27 @@ Two things griffe does that an API reference of an untrusted archive cannot acce
 Both hook griffe's module visit (`GriffeLoader._visit_module`, present since griffe 0.x);
 if a griffe release drops it, loading still works without these two guarantees, and the
 tests that cover them fail.
+
+A third, on time: griffe's dataclasses extension asks every class for its MRO while the
+package loads, and `Class._mro` recomputes each base's MRO without memory, a C3 merge
+per level: a chain of 200 classes took 4 s, 2,000 more than 100 s (cubic). While
+`_post_load` runs, `_bounded_mro` remembers each class's MRO (or its failure), and an MRO
+longer than `MAX_INHERITANCE_DEPTH` classes, or found deeper than that, is a ValueError
+(which the extension reads as "no MRO"), so no C3 merge runs over a longer list.
+
+And a fourth: griffe's visitor looks for the docstring after each assignment with
+`ast_next`, which walks the parent's children from the first: quadratic in a module's
+statements (`__all__ += [...]` x 8,000: 13 s; pywin32's win32con has ~6,000
+assignments). `_linear_ast_next` gives it each body's next-sibling links, built once.
 """
 
 from __future__ import annotations
 
 import ast
+import importlib
 import re
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 import griffe
@@ -36,7 +51,8 @@ class TolerantLoader(griffe.GriffeLoader):
     def _visit_module(self, module_name: str, module_path: Path, parent=None):
         name = f"{parent.path}.{module_name}" if parent is not None else module_name
         try:
-            module = super()._visit_module(module_name, module_path, parent)
+            with _linear_ast_next():
+                module = super()._visit_module(module_name, module_path, parent)
         except Exception as exc:  # noqa: BLE001 - any failure loses this module only
             self.failed.append((name, _reason(exc)))
             module = griffe.Module(module_name, filepath=module_path, parent=parent,
@@ -71,7 +87,8 @@ class TolerantLoader(griffe.GriffeLoader):
     def _post_load(self, module, obj_path: str):
         # before griffe expands exports and wildcards (`from .core import *` follows `__all__`)
         self._restore(expand=False)
-        return super()._post_load(module, obj_path)
+        with _bounded_mro():
+            return super()._post_load(module, obj_path)
 
     def restore_source_exports(self, top) -> None:
         """After loading `top`: each module's exports are its source's `__all__` plus
@@ -116,13 +133,16 @@ class TolerantLoader(griffe.GriffeLoader):
             return resolving[key] or []  # a cycle, or already done
         resolving[key] = None
         out: list = []
+        have: set = set()  # `entry not in out` on the list was quadratic in a long `__all__`
         for entry in source:
             if not isinstance(entry, _Ref):
-                if entry not in out:
+                if _hashable(entry) not in have:
+                    have.add(_hashable(entry))
                     out.append(entry)
                 continue
             if entry.remove:
-                if entry.name in out:
+                if entry.name in have:
+                    have.discard(entry.name)
                     out.remove(entry.name)
                 continue
             target = _member_module(module, entry.name)
@@ -133,7 +153,8 @@ class TolerantLoader(griffe.GriffeLoader):
             if names and any(isinstance(e, _Ref) for e in names):
                 names = self._resolve_refs(target, names, resolving)
             for name in names or ():
-                if isinstance(name, str) and name not in out:
+                if isinstance(name, str) and name not in have:
+                    have.add(name)
                     out.append(name)
         resolving[key] = out
         return out
@@ -179,6 +200,124 @@ def _has_source(base: Path, parts: list[str]) -> bool:
     here = base.joinpath(*parts)
     return any(p.is_file() for p in (here.with_suffix(".py"), here.with_suffix(".pyi"),
                                      here / "__init__.py", here / "__init__.pyi"))
+
+
+def _griffe_visitor():
+    """griffe's visitor module (its path moved between 1.x releases); None when not found."""
+    for name in ("griffe._internal.agents.visitor", "_griffe.agents.visitor"):
+        try:
+            module = importlib.import_module(name)
+        except ImportError:
+            continue
+        if hasattr(module, "ast_next") and hasattr(module, "ast_children"):
+            return module
+    return None
+
+
+MAX_INHERITANCE_DEPTH = 64  # real class hierarchies are < 20 deep
+
+# `sync` builds packages in threads: the two griffe functions are replaced once, for good,
+# and the replacements use their bounded version only in a thread inside one of the
+# blocks below (its state is thread-local); anywhere else they call griffe's own.
+_state = threading.local()
+_install_lock = threading.Lock()
+_installed = False
+
+
+def _install() -> None:
+    global _installed
+    with _install_lock:
+        if _installed:
+            return
+        _installed = True
+        visitor = _griffe_visitor()
+        if visitor is not None:
+            visitor.ast_next = _make_ast_next(visitor.ast_next, visitor.ast_children)
+        original_mro = getattr(griffe.Class, "_mro", None)
+        if original_mro is not None:
+            griffe.Class._mro = _make_mro(original_mro)
+
+
+def _make_ast_next(original, children_of):
+    def ast_next(node):
+        links = getattr(_state, "links", None)
+        if links is None:
+            return original(node)
+        parent = node.parent
+        known = links.get(id(parent))
+        if known is None:
+            children = list(children_of(parent))
+            known = (parent, {id(a): b for a, b in zip(children, children[1:], strict=False)})
+            links[id(parent)] = known
+        following = known[1].get(id(node))
+        if following is None:
+            raise griffe.LastNodeError("there is no next node")
+        return following
+
+    return ast_next
+
+
+def _make_mro(original):
+    def _mro(self, seen: tuple[str, ...] = ()):
+        memo = getattr(_state, "memo", None)
+        if memo is None:
+            return original(self, seen)
+        got = memo.get(id(self))
+        if got is None:
+            if len(seen) >= MAX_INHERITANCE_DEPTH:
+                got = ValueError(f"inheritance deeper than {MAX_INHERITANCE_DEPTH} levels")
+            else:
+                try:
+                    got = original(self, seen)  # its bases' MROs come from `memo`
+                except (ValueError, RecursionError) as exc:
+                    got = ValueError(str(exc))
+                if isinstance(got, list) and len(got) > MAX_INHERITANCE_DEPTH:  # so no merge is longer
+                    got = ValueError(f"inheritance deeper than {MAX_INHERITANCE_DEPTH} levels")
+            memo[id(self)] = got
+        if isinstance(got, ValueError):
+            raise got
+        return list(got)
+
+    return _mro
+
+
+@contextmanager
+def _linear_ast_next():
+    """The visitor's `ast_next` in O(1) a call in this thread while the block runs (module
+    docstring): the same answer (the next child of the node's parent, LastNodeError after
+    the last one), from links built once per parent. Parents stay referenced, so no id is
+    reused."""
+    _install()
+    previous = getattr(_state, "links", None)
+    _state.links = {}
+    try:
+        yield
+    finally:
+        _state.links = previous
+
+
+@contextmanager
+def _bounded_mro():
+    """griffe.Class._mro memoized and depth-bounded in this thread while the block runs
+    (module docstring). A success can be remembered safely: a base whose MRO was found has
+    no cycle through the class asking. A failure is remembered too, so a deep chain fails
+    once per class. Classes stay alive while the block runs, so no id is reused."""
+    _install()
+    previous = getattr(_state, "memo", None)
+    _state.memo = {}
+    try:
+        yield
+    finally:
+        _state.memo = previous
+
+
+def _hashable(entry: object) -> object:
+    """A set key for an `__all__` entry (a name, or a griffe object compared by identity)."""
+    try:
+        hash(entry)
+        return entry
+    except TypeError:
+        return id(entry)
 
 
 class _Ref:

@@ -11,7 +11,10 @@ declarations for the other module system), and the down-levelled copies `typesVe
 sends older compilers to (zustand's `"<4.0": {"*": ["ts3.4/*"]}`, jotai's `ts3.8/`): only
 the mapping today's TypeScript picks is read.
 Specifiers are found with a regex over the text (linear); nothing is resolved outside the
-package.
+package. Each (folder, specifier) is resolved once, and ranking stops after
+`MAX_SPECIFIERS` of them: 3,000 files of 100 `export * from` each took 37 s (a
+`realpath` per specifier), 20,000 such files more than 100 s, to rank files of which
+only `MAX_FILES` are kept.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import nodesemver
 DTS_SUFFIXES = (".d.ts", ".d.mts", ".d.cts")
 MAX_FILES = 300
 MAX_SCAN_BYTES = 2 * 1024 * 1024
+MAX_SPECIFIERS = 100_000  # specifiers resolved while ranking; files not reached by then rank after
 SKIP_DIRS = {"node_modules", ".git", "test", "tests", "__tests__", "__test__", "spec", "__mocks__", "fixtures",
              "__fixtures__", "examples", "example", "benchmarks", "benchmark", "bench", "__benchmarks__", "e2e",
              "demo", "demos", "test-d", "type-tests", "typetests", "types-tests", "dtslint",
@@ -62,7 +66,8 @@ def dts_files(root: Path) -> list[Path]:
         rank[entry] = (0, i)
         queue.append((entry, 0))
     order = len(rank)
-    while queue:
+    resolved: dict[tuple[Path, str], Path | None] = {}
+    while queue and len(resolved) < MAX_SPECIFIERS:
         path, how = queue.popleft()
         try:
             with open(path, "rb") as fh:
@@ -73,7 +78,10 @@ def dts_files(root: Path) -> list[Path]:
         reached += [(m.group(1), 1) for m in _IMPORT_FROM.finditer(text)]
         reached += [(m.group(1), 1) for m in _REFERENCE.finditer(text)]
         for spec, kind in reached:
-            target = resolve_specifier(path, spec, known)
+            key = (path.parent, spec)
+            if key not in resolved:
+                resolved[key] = resolve_specifier(path, spec, known)
+            target = resolved[key]
             level = max(how, kind)
             if target is not None and (target not in rank or rank[target][0] > level):
                 order += 1

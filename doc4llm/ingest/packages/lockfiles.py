@@ -19,7 +19,9 @@ file and the entry (or line), and every other entry is still read.
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -87,9 +89,19 @@ def _shown(value: object) -> str:
 
 
 def _read(path: Path) -> str:
-    if path.stat().st_size > MAX_LOCK_BYTES:
+    """The file's text; a project's lockfile may be a link to `/dev/zero` or a FIFO (a
+    cloned repository holds symlinks), so it must be a regular file and is read only up to
+    the cap, whatever its size says."""
+    try:  # O_NONBLOCK: opening a FIFO waits for a writer otherwise
+        with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+                raise InputError(f"{path.name} is not a regular file (a device, FIFO or folder): not read")
+            data = fh.read(MAX_LOCK_BYTES + 1)
+    except OSError as exc:
+        raise InputError(f"{path.name} cannot be read ({exc.strerror or exc})") from None
+    if len(data) > MAX_LOCK_BYTES:
         raise InputError(f"{path.name} is larger than {MAX_LOCK_BYTES // (1024 * 1024)} MB")
-    return path.read_text(encoding="utf-8", errors="replace")
+    return data.decode("utf-8", errors="replace")
 
 
 def _toml(path: Path) -> dict:
@@ -262,9 +274,10 @@ def _python(project: Path, include_all: bool, out: ProjectDeps) -> None:
     elif (project / "poetry.lock").is_file():
         _poetry_lock(project, include_all, out)
     elif sorted(project.glob("requirements*.txt")):
+        read: set[Path] = set()  # each file once: `-r` cycles and fan-outs cost one read a file
         for path in sorted(project.glob("requirements*.txt")):
             out.files.append(path.name)
-            _requirements(path, project, out, depth=0)
+            _requirements(path, project, out, depth=0, read=read)
     else:
         direct, found = _pyproject_direct(project, out)
         if found:
@@ -388,8 +401,12 @@ def _poetry_lock(project: Path, include_all: bool, out: ProjectDeps) -> None:
 _HASH_OPTION = re.compile(r"\s--hash[= ]\s*(\S+)")
 
 
-def _requirements(path: Path, project: Path, out: ProjectDeps, depth: int) -> None:
-    """pip's format: `name==1.0 --hash=sha256:...`, `-r other.txt`, continuations."""
+def _requirements(path: Path, project: Path, out: ProjectDeps, depth: int, read: set[Path]) -> None:
+    """pip's format: `name==1.0 --hash=sha256:...`, `-r other.txt`, continuations. Each file
+    is read once (`read`): 100 lines of `-r requirements.txt` were 100^3 reads at depth 3."""
+    if path.resolve() in read:
+        return
+    read.add(path.resolve())
     lines: list[tuple[int, str]] = []
     pending, start = "", 0
     for number, raw in enumerate(_read(path).splitlines(), 1):
@@ -411,7 +428,7 @@ def _requirements(path: Path, project: Path, out: ProjectDeps, depth: int) -> No
             if line.startswith(("-r", "--requirement")) and depth < 3:
                 target = (path.parent / line.split(None, 1)[1].strip()).resolve()
                 if target.is_relative_to(project.resolve()) and target.is_file():
-                    _requirements(target, project, out, depth + 1)
+                    _requirements(target, project, out, depth + 1, read)
             continue
         if line.startswith("-"):  # -e, --index-url, --hash on its own...
             if line.startswith(("-e", "--editable")):

@@ -168,11 +168,42 @@ def _drop_chrome(root, preset: Preset | None) -> None:
             header.decompose()
 
 
+MAX_HTML_DEPTH = 120  # real pages nest < 40 elements; markdownify recurses ~2 frames a level
+
+
+def flatten_deep(soup, max_depth: int = MAX_HTML_DEPTH) -> int:
+    """Replace what lies deeper than `max_depth` elements by its text; return how many
+    elements kept such text.
+
+    markdownify converts by recursion, so 5,000 nested `<div>`s raised RecursionError (the
+    page lost), and passes that look at every heading's or code block's text went
+    quadratic on nesting (20,000 `<h1>`s in one another: 35 s). One explicit-stack walk;
+    each flattened subtree's text is read once (`get_text` is iterative)."""
+    from bs4 import NavigableString, Tag
+
+    flattened = 0
+    stack = [(child, 1) for child in reversed(soup.contents) if isinstance(child, Tag)]
+    while stack:
+        tag, depth = stack.pop()
+        children = [c for c in tag.contents if isinstance(c, Tag)]
+        if not children:
+            continue
+        if depth >= max_depth:
+            text = tag.get_text()
+            tag.clear()
+            tag.append(NavigableString(text))
+            flattened += 1
+            continue
+        stack.extend((c, depth + 1) for c in reversed(children))
+    return flattened
+
+
 def convert_html(html: str, url: str) -> ConvertedPage:
     """Convert one HTML page fetched from `url`."""
     from bs4 import BeautifulSoup
 
     soup = BeautifulSoup(html, "lxml")
+    flatten_deep(soup)
     base = url
     canonical = markdown_alt = refresh = site_name = None
     generator = head_title = ""
