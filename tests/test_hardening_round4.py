@@ -319,3 +319,20 @@ def test_griffe_loads_in_parallel_threads_match_sequential_ones(tmp_path):
         parallel = list(pool.map(load, roots * 2))
     assert parallel == sequential * 2
     assert ("X299", "Doc 3.299.", 0) in sequential[3] and sequential[3][-1] == []
+
+
+def test_api_builds_in_parallel_threads_match_sequential_ones(tmp_path):
+    """`sync` builds packages in threads: whole API pages built in parallel equal the
+    sequential ones (griffe loads run one at a time, api_python._GRIFFE_LOCK)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    roots = []
+    for k in range(4):
+        body = f'"""M{k}."""\n' + "".join(f"X{i} = {i}\n\"\"\"Doc {k}.{i}.\"\"\"\n" for i in range(100)) + \
+            "class C0:\n    '''C.'''\n" + "".join(f"class C{i}(C{i - 1}):\n    '''C{i}.'''\n" for i in range(1, 30))
+        roots.append(_py_package(tmp_path / f"q{k}", {"m.py": body}))
+    sequential = [[p.body for p in _api(r)[0]] for r in roots]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        parallel = [[p.body for p in pages] for pages, _ in pool.map(_api, roots * 2)]
+    assert parallel == sequential * 2
+    assert all(f"Doc {k}.99." in "".join(sequential[k]) for k in range(4))

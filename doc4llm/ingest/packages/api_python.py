@@ -18,6 +18,7 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 from doc4llm.ingest.packages.api_cython import is_cython_stub
@@ -51,16 +52,25 @@ def python_api_pages(root: Path, dist_name: str, warnings: list[str], version: s
     scope = python_scope(root, dist_name)
     if not scope.tops:
         return []
-    logger = logging.getLogger("griffe")
-    level = logger.level
-    logger.setLevel(logging.CRITICAL)  # griffe warns about every unresolved alias
     stage = _stage_dir(root)
     try:
         stage_packages(scope, root, stage)
-        return _pages(scope.tops, root, stage, version, warnings)
+        # one griffe load at a time: `sync` builds packages in threads, griffe's loader was
+        # not written for that (a parallel test build once lost a module page, undiagnosed),
+        # and the work is CPU-bound Python, which threads do not run in parallel anyway
+        with _GRIFFE_LOCK:
+            logger = logging.getLogger("griffe")
+            level = logger.level
+            logger.setLevel(logging.CRITICAL)  # griffe warns about every unresolved alias
+            try:
+                return _pages(scope.tops, root, stage, version, warnings)
+            finally:
+                logger.setLevel(level)
     finally:
-        logger.setLevel(level)
         shutil.rmtree(stage, ignore_errors=True)
+
+
+_GRIFFE_LOCK = threading.Lock()
 
 
 def _stage_dir(root: Path) -> Path:
