@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import re
 
+from doc4llm.corpus.fences import keep_code
+
 _ADMONITION = re.compile(r"^( *)(?:!!!|\?\?\?\+?)[ \t]+([\w-]+)(?:[ \t]+[\w-]+)*(?:[ \t]+\"([^\"]*)\")?[ \t]*$")
 _TAB = re.compile(r"^( *)===\+?[ \t]+\"([^\"]*)\"[ \t]*$")
-_FENCE = re.compile(r"^ *(`{3,}|~{3,})")
 _MAY_HOLD = re.compile(r"^ *(?:!!!|\?\?\?|===)", re.MULTILINE)
 
 
@@ -52,23 +53,14 @@ def _body_end(lines: list[str], start: int, indent: int) -> int:
 
 def _rewrite(lines: list[str]) -> list[str]:
     out: list[str] = []
-    fence: str | None = None  # the open fence's marker
+    fence = ""  # the open fence's marker
     i = 0
     while i < len(lines):
+        fence, code = keep_code(lines[i], fence, out)
+        if code:
+            i += 1
+            continue
         line = lines[i]
-        opened = _FENCE.match(line)
-        if fence is not None:
-            if opened and opened.group(1)[0] == fence[0] and len(opened.group(1)) >= len(fence) \
-                    and not line.strip().strip(fence[0]):
-                fence = None
-            out.append(line)
-            i += 1
-            continue
-        if opened:
-            fence = opened.group(1)
-            out.append(line)
-            i += 1
-            continue
         box = _ADMONITION.match(line)
         tab = None if box else _TAB.match(line)
         if not (box or tab):

@@ -117,21 +117,9 @@ def _module_docstring(lines: list[str]) -> str | None:
 def _walk(lines: list[str], out: list[str]) -> int:
     """Module-level and class-level declarations into `out`; how many were emitted."""
     emitted = 0
-    i, n = 0, len(lines)
-    decorators: list[str] = []
-    while i < n:
-        line = lines[i]
-        s = line.strip()
-        if not s or s.startswith("#") or _indent(line) > 0:
-            i += 1
-            continue
-        if s.startswith("@"):
-            d = _DECORATOR.match(s)
-            if d:
-                decorators.append(d.group(1))
-            i += 1
-            continue
-        header, end = _header(lines, i)
+
+    def declaration(i: int, s: str, header: str, end: int, decorators: list[str]) -> int:
+        nonlocal emitted
         klass = _CLASS.match(header)
         if klass and _uncommented(header).rstrip().endswith(":"):
             body, end = _block(lines, end, 0)
@@ -149,9 +137,33 @@ def _walk(lines: list[str], out: list[str]) -> int:
             end = i + 1
         else:
             _, end = _block(lines, end, 0)
+        return end
+
+    _each_statement(lines, 0, declaration)
+    return emitted
+
+
+def _each_statement(lines: list[str], indent: int, handle) -> None:
+    """`handle(i, stripped, header, end, decorators)` for each statement at `indent`, with the
+    decorators above it; it returns the index after the statement (one pass: linear)."""
+    i = 0
+    decorators: list[str] = []
+    while i < len(lines):
+        line = lines[i]
+        s = line.strip()
+        if not s or s.startswith("#") or _indent(line) != indent:
+            i += 1
+            continue
+        if s.startswith("@"):
+            d = _DECORATOR.match(s)
+            if d:
+                decorators.append(d.group(1))
+            i += 1
+            continue
+        header, end = _header(lines, i)
+        end = handle(i, s, header, end, decorators)
         decorators = []
         i = max(end, i + 1)
-    return emitted
 
 
 def _header(lines: list[str], i: int) -> tuple[str, int]:
@@ -244,21 +256,8 @@ def _class(name: str, bases: str | None, body: list[str], out: list[str]) -> int
         inner.append("    " + _literal(doc))
     levels = [_indent(ln) for ln in body if ln.strip() and not ln.strip().startswith("#")]
     member = min(levels) if levels else 4
-    k = 0
-    decorators: list[str] = []
-    while k < len(body):
-        line = body[k]
-        s = line.strip()
-        if not s or s.startswith("#") or _indent(line) != member:
-            k += 1
-            continue
-        if s.startswith("@"):
-            d = _DECORATOR.match(s)
-            if d:
-                decorators.append(d.group(1))
-            k += 1
-            continue
-        header, end = _header(body, k)
+
+    def method(k: int, s: str, header: str, end: int, decorators: list[str]) -> int:
         prop = _PROPERTY.match(header)
         if prop:
             block, end = _block(body, end, member)
@@ -270,8 +269,9 @@ def _class(name: str, bases: str | None, body: list[str], out: list[str]) -> int
                 inner.extend(_function(sig, block, "    ", decorators))
         else:
             _, end = _block(body, end, member)
-        decorators = []
-        k = max(end, k + 1)
+        return end
+
+    _each_statement(body, member, method)
     out.extend(inner or ["    pass"])
     out.append("")
     return 1

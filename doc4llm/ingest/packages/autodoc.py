@@ -15,6 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from doc4llm.corpus.fences import keep_code
 from doc4llm.ingest.packages.pages import API, DocPage
 
 MAX_INLINE_BYTES = 200_000  # one directive's inlined text
@@ -261,7 +262,6 @@ def _first_sentence(entry: Entry) -> str:
 # options as an indented YAML block under it. Only dotted names or names the API knows:
 # `::: note` / `::: details` are Docusaurus and VitePress boxes (myst_blocks.py).
 _MKDOCSTRINGS = re.compile(r"^(?P<pad>[ \t]*)(?P<hashes>#{1,6} *)?::: ?(?P<name>[A-Za-z_][\w.]{0,200}?)[ \t]*$")
-_MD_FENCE = re.compile(r"^[ \t]*(`{3,}|~{3,})")
 _OPT = re.compile(r"^[ \t]+(heading_level|members)[ \t]*:[ \t]*(.*?)[ \t]*$")
 _OPT_ITEM = re.compile(r"^[ \t]+-[ \t]+([\w.]+)[ \t]*$")
 
@@ -280,19 +280,11 @@ def fill_mkdocstrings(md: str, lookup: ApiLookup | None) -> str:
     spent = 0
     i = 0
     while i < len(lines):
+        fence, code = keep_code(lines[i], fence, out)
+        if code:
+            i += 1
+            continue
         line = lines[i]
-        f = _MD_FENCE.match(line)
-        if fence:
-            if f and f.group(1)[0] == fence[0] and len(f.group(1)) >= len(fence) and not line.strip().strip(fence[0]):
-                fence = ""
-            out.append(line)
-            i += 1
-            continue
-        if f:
-            fence = f.group(1)
-            out.append(line)
-            i += 1
-            continue
         m = _MKDOCSTRINGS.match(line) if ":::" in line else None
         name = m.group("name") if m else ""
         if not m or not ("." in name or lookup.find(name)):
