@@ -295,3 +295,12 @@ def test_a_currency_is_absent_only_when_no_section_writes_an_amount_with_its_sym
         assert r["results"][0]["heading_path"][-1] == "Team plan"
     finally:
         priced.close()
+
+
+def test_a_currency_is_not_reported_absent_where_its_symbol_form_cannot_be_checked():
+    """The absent line claims the symbol form was checked: a backend without the sections'
+    text cannot check it, so the currency is taken as documented."""
+    from doc4llm.search.absence import documented_variant
+
+    assert documented_variant(object(), "usd", ["zed@1"]) == "$"
+    assert documented_variant(object(), "euros", ["zed@1"]) == "€"

@@ -122,10 +122,13 @@ def currency_symbol(word: str) -> str | None:
 
 
 def _amount_in_text(conn, symbol: str, sets: list[str]) -> bool:
-    """Some section of `sets` writes an amount with `symbol` (`$49`, `49 €`); False on a
-    backend without the sections' text in SQLite."""
-    if not isinstance(conn, sqlite3.Connection) or not sets:
+    """Some section of `sets` writes an amount with `symbol` (`$49`, `49 €`). True on a
+    backend without the sections' text in SQLite: unchecked, the currency is not reported
+    absent (the absent line says the symbol form was checked)."""
+    if not sets:
         return False
+    if not isinstance(conn, sqlite3.Connection):
+        return True
     marks = ",".join("?" * len(set(sets)))
     globs = [f"*{symbol}[0-9]*", f"*{symbol} [0-9]*", f"*[0-9]{symbol}*", f"*[0-9] {symbol}*"]
     where = " OR ".join("text GLOB ?" for _ in globs)
@@ -133,7 +136,7 @@ def _amount_in_text(conn, symbol: str, sets: list[str]) -> bool:
         row = conn.execute(f"SELECT 1 FROM sections WHERE set_name IN ({marks}) AND ({where}) LIMIT 1",
                            [*sorted(set(sets)), *globs]).fetchone()
     except sqlite3.Error:
-        return False
+        return True  # unchecked: not reported absent
     return row is not None
 
 
