@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import re
 
+from doc4llm.corpus.fences import fence_after
+
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 
 
@@ -77,14 +79,9 @@ def without_fenced_code(text: str) -> str:
     """The text's lines outside fenced code blocks (a fence closes on the same character,
     at least as long, as above): what a section says in prose, not what its examples print."""
     out: list[str] = []
-    fence: str | None = None
+    fence = ""
     for line in text.split("\n"):
-        m = _FENCE.match(line)
-        if fence is not None:
-            if m and m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence):
-                fence = None
-        elif m:
-            fence = m.group(1)
-        else:
+        fence, code = fence_after(line, fence)
+        if not code:
             out.append(line)
     return "\n".join(out)

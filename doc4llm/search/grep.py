@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from doc4llm.corpus.fences import fence_after
 from doc4llm.corpus.model import NO_HEADING, Page, select_sets
 from doc4llm.corpus.sections import Section
 from doc4llm.errors import InputError, NotFoundError
@@ -27,7 +28,6 @@ RE2_MAX_MEM = 8 << 20  # a pattern whose program needs more is refused, not run
 # a line whose match opens it, after markup only (a table row's first cell, a list item's
 # or definition's term: "| `WKL_ADMIN_TOKEN` | — | Bearer token..."): an entry for the name
 _ENTRY_PREFIX = re.compile(r"[\s|*`>:+#-]{0,12}")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})")
 
 
 @dataclass
@@ -123,9 +123,7 @@ def grep_docs(docs_dir: Path, pattern: str, *, sets: list[str] | None = None, ig
             by_section: dict[int, _Hit] = {}
             fence = ""  # the open code fence's marker: a line in code is no entry
             for no, text in enumerate(page.lines(), 1):
-                opener = _FENCE.match(text)
-                if opener and (not fence or opener.group(1).startswith(fence)):
-                    fence = "" if fence else opener.group(1)[:3]
+                fence, code = fence_after(text, fence)
                 m = prog.search(text)
                 if m is None:
                     continue
@@ -137,7 +135,7 @@ def grep_docs(docs_dir: Path, pattern: str, *, sets: list[str] | None = None, ig
                     hit = by_section[sec.index] = _Hit(page, sec)
                 hit.lines.append((no, text, m.start()))
                 hit.heading_hit = hit.heading_hit or no == sec.start and sec.level > 0
-                hit.entry_hit = hit.entry_hit or not fence and not opener and \
+                hit.entry_hit = hit.entry_hit or not code and \
                     _ENTRY_PREFIX.fullmatch(text, 0, m.start()) is not None
                 total_lines += 1
             if by_section:
